@@ -1,0 +1,42 @@
+# Riacho: make run | make test | make bench | make dist
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+
+.PHONY: setup run test test-unit test-e2e lint bench dist clean
+
+$(VENV)/.runtime: requirements.txt
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Riacho needs Python 3.11+")'
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
+	@touch $@
+
+$(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+	@touch $@
+
+setup: $(VENV)/.runtime
+	$(PY) tools/vendor.py
+
+run: setup
+	$(PY) -m server --host 127.0.0.1 --port $(PORT)
+
+test: setup $(VENV)/.dev
+	@CHROMIUM_PATH="$$($(PY) tools/chromium.py)" && export CHROMIUM_PATH && \
+	  echo "test: using $$CHROMIUM_PATH" && \
+	  $(PY) -m pytest tests
+
+test-unit: setup $(VENV)/.dev
+	$(PY) -m pytest tests/unit tests/server
+
+test-e2e: setup $(VENV)/.dev
+	@CHROMIUM_PATH="$$($(PY) tools/chromium.py)" && export CHROMIUM_PATH && $(PY) -m pytest tests/e2e
+
+lint: $(VENV)/.dev
+	$(PY) -m ruff check app server tests tools
+	$(PY) -m mypy app server
+
+clean:
+	rm -rf $(VENV) node_modules static/vendor dist .cache

@@ -1,0 +1,200 @@
+"""Vendor the browser runtime into static/vendor/: PyScript, Pyodide and the app's wheels.
+
+Nothing is fetched from a CDN at run time: the page loads only what this script puts under
+static/vendor/. Inputs are pinned: npm packages by package-lock.json (exact versions and
+integrity), wheels by tools/browser-wheels.toml (exact versions and sha256). A second run with
+everything present does nothing and says so.
+
+NOTE: Pyodide's own pyodide-lock.json lists hashes of Pyodide's repacked wheels, which differ
+from the registry's, and a pydantic-core with no wasm wheel on the registry; keeping it makes
+loadPackage fail silently. We write a trimmed lock listing only the wheels shipped here.
+
+NOTE: the standard library zip and the wheels are precompiled to .pyc inside Pyodide under
+Node (tools/precompile.mjs): npm's Pyodide ships sources only, and compiling them on every
+boot costs the page seconds. The lock then lists the sha256 of the files actually shipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENDOR = ROOT / "static" / "vendor"
+PYODIDE_OUT = VENDOR / "pyodide"
+PYSCRIPT_OUT = VENDOR / "pyscript"
+NODE_MODULES = ROOT / "node_modules"
+WHEEL_CACHE = ROOT / ".cache" / "wheels"
+WHEELS_SPEC = ROOT / "tools" / "browser-wheels.toml"
+STAMP = VENDOR / ".stamp"
+PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm")
+STDLIB_ZIP = "python_stdlib.zip"
+BROWSER_PYTHON = "3.14"
+
+
+class VendorError(Exception):
+    """A set-up step failed; the message tells the user what to do."""
+
+
+@dataclass(frozen=True, slots=True)
+class Wheel:
+    """One pinned wheel shipped to the browser."""
+
+    name: str
+    version: str
+    file: str
+    sha256: str
+    imports: list[str]
+    depends: list[str]
+    platform: str | None = None
+
+
+def load_wheels() -> list[Wheel]:
+    spec = tomllib.loads(WHEELS_SPEC.read_text(encoding="utf-8"))
+    return [Wheel(name=name, **fields) for name, fields in spec["wheels"].items()]
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def inputs_digest() -> str:
+    digest = hashlib.sha256()
+    tools = ROOT / "tools"
+    inputs = (tools / "vendor.py", tools / "precompile.py", tools / "precompile.mjs")
+    for path in (ROOT / "package-lock.json", WHEELS_SPEC, *inputs):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def expected_outputs(wheels: list[Wheel]) -> list[Path]:
+    outputs = [PYODIDE_OUT / name for name in (*PYODIDE_FILES, STDLIB_ZIP, "pyodide-lock.json")]
+    outputs += [PYODIDE_OUT / wheel.file for wheel in wheels]
+    return [*outputs, PYSCRIPT_OUT / "core.js", PYSCRIPT_OUT / "core.css"]
+
+
+def is_up_to_date(wheels: list[Wheel]) -> bool:
+    if not STAMP.exists() or STAMP.read_text(encoding="utf-8") != inputs_digest():
+        return False
+    return all(path.exists() for path in expected_outputs(wheels))
+
+
+def run(command: list[str]) -> None:
+    print("vendor: $", " ".join(command), flush=True)
+    completed = subprocess.run(command, cwd=ROOT, check=False)
+    if completed.returncode != 0:
+        raise VendorError(f"command failed with exit code {completed.returncode}: {command[0]}")
+
+
+def installed_version(package: str) -> str | None:
+    manifest = NODE_MODULES / package / "package.json"
+    if not manifest.exists():
+        return None
+    return str(json.loads(manifest.read_text(encoding="utf-8"))["version"])
+
+
+def npm_install() -> None:
+    lock = json.loads((ROOT / "package-lock.json").read_text(encoding="utf-8"))
+    wanted = {p: lock["packages"][f"node_modules/{p}"]["version"] for p in ("pyodide", "@pyscript/core")}
+    if all(installed_version(p) == v for p, v in wanted.items()):
+        print("vendor: npm packages already installed", flush=True)
+        return
+    npm = shutil.which("npm")
+    if npm is None:
+        raise VendorError("npm is not installed: install Node.js 20+ with npm (Debian: apt-get install nodejs npm)")
+    run([npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts"])
+
+
+def copy_runtime() -> None:
+    PYODIDE_OUT.mkdir(parents=True, exist_ok=True)
+    for name in PYODIDE_FILES:
+        shutil.copy2(NODE_MODULES / "pyodide" / name, PYODIDE_OUT / name)
+    if PYSCRIPT_OUT.exists():
+        shutil.rmtree(PYSCRIPT_OUT)
+    # NOTE: source maps are left out: browsers fetch them only with developer tools open.
+    shutil.copytree(
+        NODE_MODULES / "@pyscript" / "core" / "dist",
+        PYSCRIPT_OUT,
+        ignore=shutil.ignore_patterns("*.map"),
+    )
+
+
+def download_wheel(wheel: Wheel) -> Path:
+    cached = WHEEL_CACHE / wheel.file
+    if cached.exists() and file_sha256(cached) == wheel.sha256:
+        return cached
+    WHEEL_CACHE.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:"]
+    command += ["--python-version", BROWSER_PYTHON, "--dest", str(WHEEL_CACHE)]
+    if wheel.platform:
+        command += ["--platform", wheel.platform, "--implementation", "cp"]
+    run([*command, f"{wheel.name}=={wheel.version}"])
+    if not cached.exists():
+        raise VendorError(f"pip did not produce {wheel.file}; is the pin in {WHEELS_SPEC.name} right?")
+    actual = file_sha256(cached)
+    if actual != wheel.sha256:
+        cached.unlink()
+        raise VendorError(f"hash mismatch for {wheel.file}: expected {wheel.sha256}, got {actual}")
+    return cached
+
+
+def precompile(sources: list[Path]) -> None:
+    """Write each source zip/wheel, compiled to .pyc, under the same name in PYODIDE_OUT."""
+    node = shutil.which("node")
+    if node is None:
+        raise VendorError("node is not installed: install Node.js 20+ (Debian: apt-get install nodejs)")
+    pairs = [str(path) for source in sources for path in (source, PYODIDE_OUT / source.name)]
+    run([node, str(ROOT / "tools" / "precompile.mjs"), *pairs])
+
+
+def lock_entry(wheel: Wheel) -> dict[str, object]:
+    return {
+        "name": wheel.name,
+        "version": wheel.version,
+        "file_name": wheel.file,
+        "install_dir": "site",
+        "sha256": file_sha256(PYODIDE_OUT / wheel.file),
+        "package_type": "package",
+        "imports": wheel.imports,
+        "depends": wheel.depends,
+        "unvendored_tests": False,
+    }
+
+
+def write_lock(wheels: list[Wheel]) -> None:
+    original = json.loads((NODE_MODULES / "pyodide" / "pyodide-lock.json").read_text(encoding="utf-8"))
+    lock = {"info": original["info"], "packages": {w.name: lock_entry(w) for w in wheels}}
+    (PYODIDE_OUT / "pyodide-lock.json").write_text(json.dumps(lock, indent=1) + "\n", encoding="utf-8")
+
+
+def vendor() -> None:
+    wheels = load_wheels()
+    if is_up_to_date(wheels):
+        print("vendor: static/vendor is up to date; nothing to download", flush=True)
+        return
+    npm_install()
+    copy_runtime()
+    sources = [NODE_MODULES / "pyodide" / STDLIB_ZIP, *(download_wheel(w) for w in wheels)]
+    precompile(sources)
+    write_lock(wheels)
+    STAMP.write_text(inputs_digest(), encoding="utf-8")
+    print(f"vendor: runtime ready in {VENDOR.relative_to(ROOT)}", flush=True)
+
+
+def main() -> int:
+    try:
+        vendor()
+    except VendorError as error:
+        print(f"vendor: error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
