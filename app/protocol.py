@@ -1,0 +1,486 @@
+"""The wire contract shared by client and server: stream events (SPEC §3) and API payloads (§4).
+
+Field names are snake_case in Python and camelCase on the wire (``run_id`` ↔ ``runId``); both
+spellings validate, :func:`encode_event` and :func:`encode_payload` write camelCase.
+
+Decisions (``# NOTE:`` marks them in the code):
+
+- Events are *strict*: ``seq`` must be a JSON integer ≥ 1 (not ``7.0``, ``"7"`` or ``true``),
+  ``done`` a JSON boolean (not ``0``/``1``), strings are strings. A lax coercion would hide a
+  broken server. Unknown extra fields are ignored (SPEC §2).
+- ``assistant_text_delta`` validates into :class:`TextEvent` and is normalised to
+  ``type="text"``, so consumers match one type only.
+- Whether an event ends the stream comes from its ``type`` (:data:`TERMINAL_TYPES`); ``done``
+  is carried as sent and not cross-checked.
+- ``image_generation_completed.url`` must be ``http(s)://…`` or a ``data:image/png|jpeg|gif|
+  webp`` URL (the image schemes of SPEC §7; SVG is refused).
+- The request body is strict too (a wrong type is ``400 invalid_body``, never coerced); unknown
+  body fields are ignored, like unknown event fields, so an older server accepts a newer client.
+  Response payloads are lax (the server may build them from SQLite rows: ``0``/``1`` booleans).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+)
+from pydantic.alias_generators import to_camel
+from pydantic_core import from_json
+
+from app.errors import HttpStatusError, ProtocolError
+
+NonEmptyStr = Annotated[str, Field(min_length=1)]
+
+_CAMEL = ConfigDict(
+    frozen=True,
+    alias_generator=to_camel,
+    validate_by_name=True,
+    validate_by_alias=True,
+    extra="ignore",
+)
+
+# --- Stream events (SPEC §3) -------------------------------------------------------------------
+
+
+class EventBase(BaseModel):
+    """Fields every stream event carries."""
+
+    # NOTE: strict wire types; see the module docstring.
+    model_config = ConfigDict(**_CAMEL, strict=True)
+
+    # NOTE: declared here so ``type`` comes first on the wire; each event narrows it.
+    type: str
+    run_id: NonEmptyStr
+    seq: int = Field(ge=1)
+    done: bool
+
+
+class UserMessageIdEvent(EventBase):
+    """The id of the user message persisted for this turn."""
+
+    type: Literal["user_message_id"] = "user_message_id"
+    message_id: str
+
+
+class ThinkingStartEvent(EventBase):
+    """Reasoning begins: open a thinking block."""
+
+    type: Literal["thinking_start"] = "thinking_start"
+
+
+class ThinkingEvent(EventBase):
+    """A reasoning text delta."""
+
+    type: Literal["thinking"] = "thinking"
+    text: str
+
+
+class TextEvent(EventBase):
+    """An answer text delta; the legacy ``assistant_text_delta`` type validates into it."""
+
+    type: Literal["text", "assistant_text_delta"] = "text"
+    text: str
+
+    @field_validator("type")
+    @classmethod
+    def _normalise_alias(cls, _value: str) -> Literal["text"]:
+        # NOTE: one spelling after validation, so consumers match ``"text"`` only.
+        return "text"
+
+
+class ToolCallStartedEvent(EventBase):
+    """A tool call begins."""
+
+    type: Literal["tool_call_started"] = "tool_call_started"
+    tool_call_id: str
+    tool_name: str
+
+
+class ToolCallArgumentsDeltaEvent(EventBase):
+    """A piece of a tool call's arguments JSON text (see :func:`parse_partial_arguments`)."""
+
+    type: Literal["tool_call_arguments_delta"] = "tool_call_arguments_delta"
+    tool_call_id: str
+    delta: str
+
+
+class ToolCallCompletedEvent(EventBase):
+    """A tool call's arguments are complete; ``arguments`` is authoritative."""
+
+    type: Literal["tool_call_completed"] = "tool_call_completed"
+    tool_call_id: str
+    tool_name: str
+    arguments: dict[str, Any]
+
+
+class ToolResultEvent(EventBase):
+    """The result of one tool call (any JSON value)."""
+
+    type: Literal["tool_result"] = "tool_result"
+    tool_call_id: str
+    result: JsonValue
+    is_error: bool = False
+
+
+class ImageGenerationStartedEvent(EventBase):
+    """Image generation begins (usually inside a tool call)."""
+
+    type: Literal["image_generation_started"] = "image_generation_started"
+    image_id: str
+    tool_call_id: str | None = None
+    prompt: str
+
+
+IMAGE_URL_PATTERN = (
+    r"^(?:(?i:https?)://\S+"
+    r"|(?i:data):image/(?:png|jpeg|gif|webp)(?:;[\w.+=-]+)*,\S*)$"
+)
+
+
+class ImageGenerationCompletedEvent(EventBase):
+    """An image is ready at an http(s) or ``data:image/…`` URL."""
+
+    type: Literal["image_generation_completed"] = "image_generation_completed"
+    image_id: str
+    url: str = Field(pattern=IMAGE_URL_PATTERN)
+    alt: str | None = None
+
+
+class ImageGenerationFailedEvent(EventBase):
+    """Image generation failed."""
+
+    type: Literal["image_generation_failed"] = "image_generation_failed"
+    image_id: str
+    error: str
+
+
+class ContextInfoEvent(EventBase):
+    """Context window usage; ``ratio`` is used/max as a finite number ≥ 0."""
+
+    type: Literal["context_info"] = "context_info"
+    used_tokens: int = Field(ge=0)
+    max_tokens: int = Field(ge=0)
+    ratio: float = Field(ge=0, allow_inf_nan=False)
+    severity: Literal["ok", "warning", "critical"]
+    compaction_recommended: bool
+
+
+class FallbackNoticeEvent(EventBase):
+    """Continuation degraded (``provider_changed``, ``model_changed``, … or other): a toast."""
+
+    type: Literal["fallback_notice"] = "fallback_notice"
+    reason: str
+    message: str
+
+
+class ContinuationTransitionEvent(EventBase):
+    """A continuation mode change; ``recovered`` turns true once it succeeded."""
+
+    type: Literal["continuation_transition"] = "continuation_transition"
+    mode: Literal["cursor", "replay"]
+    recovered: bool
+    reason: str | None = None
+
+
+class SystemEventEvent(EventBase):
+    """A timeline marker such as ``tool_loop_exhausted``."""
+
+    type: Literal["system_event"] = "system_event"
+    kind: str
+    message: str
+
+
+class DoneEvent(EventBase):
+    """Terminal: the answer ended (``stop``, ``length`` or ``cancelled``)."""
+
+    type: Literal["done"] = "done"
+    message_id: str
+    stop_reason: Literal["stop", "length", "cancelled"]
+
+
+class ErrorEvent(EventBase):
+    """Terminal and fatal: the run failed on the server."""
+
+    type: Literal["error"] = "error"
+    error: str
+    code: str | None = None
+
+
+StreamEvent = Annotated[
+    UserMessageIdEvent
+    | ThinkingStartEvent
+    | ThinkingEvent
+    | TextEvent
+    | ToolCallStartedEvent
+    | ToolCallArgumentsDeltaEvent
+    | ToolCallCompletedEvent
+    | ToolResultEvent
+    | ImageGenerationStartedEvent
+    | ImageGenerationCompletedEvent
+    | ImageGenerationFailedEvent
+    | ContextInfoEvent
+    | FallbackNoticeEvent
+    | ContinuationTransitionEvent
+    | SystemEventEvent
+    | DoneEvent
+    | ErrorEvent,
+    Field(discriminator="type"),
+]
+EVENT_ADAPTER: TypeAdapter[StreamEvent] = TypeAdapter(StreamEvent)
+
+EVENT_TYPES: frozenset[str] = frozenset(
+    tag
+    for model in get_args(get_args(StreamEvent)[0])
+    for tag in get_args(model.model_fields["type"].annotation)
+)
+"""Every ``type`` the client knows, aliases included."""
+
+TERMINAL_TYPES: frozenset[str] = frozenset({"done", "error"})
+
+
+# --- Decoding and encoding ---------------------------------------------------------------------
+
+SkipReason = Literal["invalid_json", "unknown_type", "invalid_event"]
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedEvent:
+    """A frame whose data validated into a stream event."""
+
+    event: StreamEvent
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedFrame:
+    """A frame skipped as a protocol issue; ids are read best-effort from the raw JSON."""
+
+    reason: SkipReason
+    event_type: str | None
+    run_id: str | None
+    seq: int | None
+    detail: str
+
+    @property
+    def seen_seq(self) -> int | None:
+        """The seq that still counts as seen (SPEC §5): an unknown type's only."""
+        # NOTE: an invalid event's seq stays missing so the gap rule catches the lost content.
+        return self.seq if self.reason == "unknown_type" else None
+
+    @property
+    def error(self) -> ProtocolError:
+        """The equivalent protocol error, with ``reason`` as its code."""
+        return ProtocolError(self.event_type or "", self.detail, code=self.reason)
+
+
+def parse_event(data: str) -> ParsedEvent | SkippedFrame:
+    """Validate one SSE frame's data into an event; bad input becomes a SkippedFrame."""
+    try:
+        return ParsedEvent(EVENT_ADAPTER.validate_json(data))
+    except ValidationError as exc:
+        return _diagnose(data, exc)
+
+
+def _diagnose(data: str, exc: ValidationError) -> SkippedFrame:
+    """Explain why ``data`` is not an event (the slow path: parses the JSON again)."""
+    try:
+        raw = from_json(data)
+    except (ValueError, TypeError) as err:  # NOTE: TypeError for lone surrogates
+        return SkippedFrame("invalid_json", None, None, None, str(err))
+    if not isinstance(raw, dict):
+        return SkippedFrame("invalid_event", None, None, None, "event data is not a JSON object")
+    event_type = _str_or_none(raw.get("type"))
+    run_id = _str_or_none(raw.get("runId"))
+    seq = raw.get("seq")
+    seq = seq if type(seq) is int and seq >= 1 else None
+    if event_type is not None and event_type not in EVENT_TYPES:
+        detail = f"unknown event type {event_type!r}"
+        return SkippedFrame("unknown_type", event_type, run_id, seq, detail)
+    return SkippedFrame("invalid_event", event_type, run_id, seq, _describe(exc, event_type))
+
+
+def _str_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _describe(exc: ValidationError, event_type: str | None) -> str:
+    """``"seq: Input should be a valid integer; …"`` without the union's tag in the path."""
+    parts = []
+    for error in exc.errors(include_url=False, include_input=False):
+        loc = error["loc"]
+        if loc and loc[0] == event_type:
+            loc = loc[1:]
+        path = ".".join(str(item) for item in loc)
+        parts.append(f"{path}: {error['msg']}" if path else error["msg"])
+    return "; ".join(parts)
+
+
+def encode_event(event: StreamEvent) -> str:
+    """Compact JSON for one event, camelCase names (the SSE ``data`` line)."""
+    return event.model_dump_json(by_alias=True)
+
+
+def encode_payload(payload: BaseModel) -> str:
+    """Compact JSON for a request or response payload, camelCase names."""
+    return payload.model_dump_json(by_alias=True)
+
+
+def parse_partial_arguments(text: str) -> dict[str, Any]:
+    """Tool arguments from JSON text that may be cut anywhere: the object, its prefix, or {}."""
+    try:
+        # NOTE: "trailing-strings" keeps a string value cut mid-way ({"q": "hel" -> "hel").
+        value = from_json(text, allow_partial="trailing-strings")
+    except (ValueError, TypeError):  # NOTE: TypeError for lone surrogates
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+# --- Endpoint payloads (SPEC §4) ---------------------------------------------------------------
+
+RunStatus = Literal["running", "completed", "cancelled", "failed", "interrupted"]
+
+
+class RespondStreamBody(BaseModel):
+    """The body of ``POST /api/respond/stream``."""
+
+    # NOTE: strict, unknown fields ignored; see the module docstring.
+    model_config = ConfigDict(**_CAMEL, strict=True)
+
+    chat_id: NonEmptyStr
+    prompt: str
+    thinking_enabled: bool = False
+    reasoning_effort: Literal["low", "medium", "high"] | None = None
+    tool_intent: bool = False
+    model_id: str | None = None
+    attachment_ids: list[str] = Field(default_factory=list)
+    run_id: NonEmptyStr | None = None
+    retry_of_run_id: NonEmptyStr | None = None
+
+
+class _Payload(BaseModel):
+    """Base of the response payloads: camelCase, frozen, lax, unknown fields ignored."""
+
+    model_config = _CAMEL
+
+
+class ApiErrorDetail(_Payload):
+    """The ``error`` member of an API error answer."""
+
+    code: str
+    message: str
+
+
+class ApiErrorBody(_Payload):
+    """An error answered before the stream starts: ``{"error": {"code", "message"}}``."""
+
+    error: ApiErrorDetail
+
+
+class RunInfo(_Payload):
+    """A run's persisted state (``GET /api/runs/{runId}``).
+
+    status ``running``: generation is going on (or a cancel is accepted, not yet confirmed);
+    ``completed``: ended with ``done`` (stop or length); ``cancelled``: stopped by a cancel;
+    ``failed``: ended with an error; ``interrupted``: ended without a terminal event.
+    ``expired`` is true when its event log was dropped (resume then answers 410).
+    """
+
+    run_id: str
+    chat_id: str
+    message_id: str | None = None
+    status: RunStatus
+    last_seq: int = Field(ge=0)
+    attempt: int = Field(ge=1)
+    expired: bool = False
+
+
+class CancelResult(_Payload):
+    """The answer of ``POST /api/runs/{runId}/cancel``: the run's state after the request."""
+
+    run_id: str
+    status: RunStatus
+
+
+class ChatSummary(_Payload):
+    """A chat in the list (``GET/POST /api/chats``)."""
+
+    id: str
+    title: str
+    created_at: datetime
+    updated_at: datetime
+
+
+class MessageOut(_Payload):
+    """A persisted message; each assistant attempt (run) is one message answering ``parent_id``."""
+
+    id: str
+    role: Literal["user", "assistant"]
+    text: str = ""
+    parts: list[dict[str, Any]] = Field(default_factory=list)
+    status: RunStatus | None = None
+    run_id: str | None = None
+    parent_id: str | None = None
+    attempt: int = Field(default=1, ge=1)
+    partial: bool = False
+    created_at: datetime | None = None
+
+
+class ChatDetail(ChatSummary):
+    """A chat with its messages (``GET /api/chats/{id}``)."""
+
+    messages: list[MessageOut] = Field(default_factory=list)
+
+
+class ModelInfo(_Payload):
+    """A model the user can pick (``GET /api/models``)."""
+
+    id: str
+    label: str
+    available: bool
+    supports_thinking: bool
+    supports_tools: bool
+
+
+class AttachmentInfo(_Payload):
+    """An uploaded attachment (``POST /api/attachments``)."""
+
+    attachment_id: str
+    name: str
+    size: int = Field(ge=0)
+    mime_type: str
+
+
+class SessionInfo(_Payload):
+    """The current (possibly anonymous) user (``GET /api/session``)."""
+
+    user_id: str
+    name: str
+
+
+def parse_http_error(
+    status: int, body: str | bytes, retry_after: str | None = None
+) -> HttpStatusError:
+    """The error for a non-2xx answer from its JSON body and ``Retry-After``; never raises."""
+    try:
+        detail = ApiErrorBody.model_validate_json(body).error
+        code, message = detail.code, detail.message
+    except ValidationError:
+        code, message = f"http_{status}", f"HTTP {status}"
+    return HttpStatusError(status, code, message, _retry_after_seconds(retry_after))
+
+
+def _retry_after_seconds(value: str | None) -> float | None:
+    # NOTE: only the delta-seconds form; an HTTP-date is ignored (servers here send seconds).
+    if value is None:
+        return None
+    value = value.strip()
+    return float(value) if value.isascii() and value.isdigit() else None
