@@ -1,0 +1,148 @@
+"""End-to-end fixtures: the reference server on a free port and a guarded Chromium page.
+
+Every test gets a page that fails the test on a console error, an uncaught page error, or a
+request to anything but this machine (expected console errors, such as the browser's own
+"Failed to load resource" line for a deliberate HTTP 503, are allowed per test).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import ConsoleMessage, Page, Request
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+from chromium import find_chromium  # noqa: E402
+
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1, EXCLUDE localhost",
+]
+LOCAL_URL = re.compile(r"^(?:https?://(?:127\.0\.0\.1|localhost)(?::\d+)?/|data:|blob:|about:)")
+BOOT_TIMEOUT_MS = 60_000
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/e2e/" in str(item.fspath).replace(os.sep, "/"):
+            item.add_marker(pytest.mark.e2e)
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
+    executable = os.environ.get("CHROMIUM_PATH") or find_chromium()
+    if executable is None:
+        pytest.fail("no Chromium found: run `make test` (it installs one) or set CHROMIUM_PATH")
+    return {**browser_type_launch_args, "executable_path": executable, "args": CHROMIUM_FLAGS}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_until_serving(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited early:\n{log.read_text(errors='replace')}")
+        try:
+            with urllib.request.urlopen(url, timeout=1):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"server did not start in 30 s:\n{log.read_text(errors='replace')}")
+
+
+@dataclass
+class LiveServer:
+    """The reference server started for the test session."""
+
+    url: str
+    log: Path
+
+    def api(self, method: str, path: str, payload: bytes | None = None) -> bytes:
+        request = urllib.request.Request(self.url + path, data=payload, method=method)
+        request.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return bytes(response.read())
+
+
+@pytest.fixture(scope="session")
+def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    workdir = tmp_path_factory.mktemp("server")
+    port = _free_port()
+    log = workdir / "server.log"
+    command = [sys.executable, "-m", "server", "--host", "127.0.0.1", "--port", str(port)]
+    command += ["--db", str(workdir / "riacho.db"), "--test-hooks", "--demo-token-ms", "5"]
+    with log.open("wb") as log_file:
+        process = subprocess.Popen(command, cwd=ROOT, stdout=log_file, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_until_serving(url + "/", process, log)
+        yield LiveServer(url=url, log=log)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@dataclass
+class PageGuard:
+    """Collects what must not happen on a page; tests may allow expected console errors."""
+
+    problems: list[str] = field(default_factory=list)
+    nonlocal_requests: list[str] = field(default_factory=list)
+    allowed: list[re.Pattern[str]] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
+
+    def allow_console_error(self, pattern: str) -> None:
+        self.allowed.append(re.compile(pattern))
+
+    def on_console(self, message: ConsoleMessage) -> None:
+        if message.type == "error" and not any(p.search(message.text) for p in self.allowed):
+            self.problems.append(f"console error: {message.text}")
+
+    def on_request(self, request: Request) -> None:
+        self.requests.append(request.url)
+        if not LOCAL_URL.match(request.url):
+            self.nonlocal_requests.append(request.url)
+
+
+@pytest.fixture
+def guard(page: Page) -> Iterator[PageGuard]:
+    watch = PageGuard()
+    page.on("console", watch.on_console)
+    page.on("pageerror", lambda error: watch.problems.append(f"page error: {error}"))
+    page.on("request", watch.on_request)
+    page.route(re.compile(r"^(?!https?://(127\.0\.0\.1|localhost)[:/])[a-z]+://.*"), lambda r: r.abort())
+    yield watch
+    assert watch.nonlocal_requests == [], "the page made requests off this machine"
+    assert watch.problems == [], "the page logged errors"
+
+
+@pytest.fixture
+def app(page: Page, guard: PageGuard, live_server: LiveServer) -> Page:
+    """The Riacho page, booted (``html[data-ready]``) against the live server."""
+    page.goto(live_server.url + "/")
+    page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
+    return page
