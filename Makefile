@@ -34,6 +34,9 @@ test-unit: setup $(VENV)/.dev
 test-e2e: setup $(VENV)/.dev
 	@CHROMIUM_PATH="$$($(PY) tools/chromium.py)" && export CHROMIUM_PATH && $(PY) -m pytest tests/e2e
 
+bench: setup $(VENV)/.dev
+	$(PY) tools/bench_sse.py
+
 lint: $(VENV)/.dev
 	$(PY) -m ruff check app server tests tools
 	$(PY) -m mypy app server
