@@ -1,0 +1,88 @@
+"""``create_app(config)``: the aiohttp application of the reference server."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable
+
+from aiohttp import web
+
+from server import runlog
+from server.auth import auth_middleware, get_session
+from server.config import Config
+from server.db import Database
+from server.errors import error_middleware
+from server.routes_chats import compact_chat, create_chat, delete_chat, get_chat, list_chats
+from server.routes_misc import list_models, upload_attachment
+from server.routes_respond import respond_stream
+from server.routes_runs import cancel_run, get_run, run_events
+from server.routes_test import add_test_routes
+from server.runs import RunRegistry
+from server.scenarios_queue import ScenarioQueue
+from server.services import SERVICES, Services
+from server.static import add_static_routes
+
+log = logging.getLogger("riacho.app")
+_BODY_SLACK = 1024 * 1024
+
+
+def _api_routes() -> list[web.RouteDef]:
+    return [
+        web.get("/api/session", get_session),
+        web.get("/api/models", list_models),
+        web.get("/api/chats", list_chats),
+        web.post("/api/chats", create_chat),
+        web.get("/api/chats/{chat_id}", get_chat),
+        web.delete("/api/chats/{chat_id}", delete_chat),
+        web.post("/api/chats/{chat_id}/compact", compact_chat),
+        web.post("/api/respond/stream", respond_stream),
+        web.get("/api/runs/{run_id}", get_run),
+        web.post("/api/runs/{run_id}/cancel", cancel_run),
+        web.get("/api/runs/{run_id}/events", run_events),
+        web.post("/api/attachments", upload_attachment),
+    ]
+
+
+async def _sweep(svc: Services) -> None:
+    """Drop expired event logs now and then."""
+    while True:
+        dropped = runlog.expire_logs(svc.db, svc.config.retention_s)
+        if dropped:
+            log.info("dropped the event logs of %d runs", dropped)
+        await asyncio.sleep(svc.config.sweep_interval_s)
+
+
+def _lifecycle(svc: Services) -> Callable[[web.Application], AsyncIterator[None]]:
+    async def lifecycle(_app: web.Application) -> AsyncIterator[None]:
+        recovered = runlog.recover_after_restart(svc.db)
+        if recovered:
+            log.info("runs interrupted by the last shutdown: %s", ", ".join(recovered))
+        sweeper = asyncio.get_running_loop().create_task(_sweep(svc))
+        yield
+        sweeper.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await sweeper
+        await svc.runs.shutdown()
+        svc.db.close()
+
+    return lifecycle
+
+
+def create_app(config: Config) -> web.Application:
+    """The application: API, page files, and (with ``test_hooks``) the test routes."""
+    limits = config.limits
+    app = web.Application(
+        middlewares=[error_middleware, auth_middleware],
+        client_max_size=max(limits.scenario_max_bytes, limits.attachment_max_bytes) + _BODY_SLACK,
+    )
+    app.router.add_routes(_api_routes())
+    if config.test_hooks:
+        add_test_routes(app)
+    add_static_routes(app, config.static_root)
+    db = Database(config.db_path)
+    svc = Services(config, db, RunRegistry(db, config), ScenarioQueue())
+    app[SERVICES] = svc
+    app.cleanup_ctx.append(_lifecycle(svc))
+    return app

@@ -1,0 +1,50 @@
+"""Server configuration: one frozen value built from the command line or by tests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Size and type limits of uploads and request bodies."""
+
+    attachment_max_bytes: int = 5 * 1024 * 1024
+    attachment_ttl_s: float = 24 * 3600.0
+    attachment_types: frozenset[str] = frozenset(
+        {
+            "image/png",
+            "image/jpeg",
+            "image/gif",
+            "image/webp",
+            "text/plain",
+            "text/markdown",
+            "text/csv",
+            "application/json",
+            "application/pdf",
+        }
+    )
+    scenario_max_bytes: int = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """Everything the server needs to know at start-up."""
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    db_path: str = ":memory:"
+    test_hooks: bool = False
+    keepalive_s: float = 15.0
+    retention_s: float = 3600.0
+    orphan_s: float = 120.0
+    demo_token_ms: float = 30.0
+    static_root: Path = REPO_ROOT
+    access_log: str | None = None
+    cancel_wait_s: float = 2.0
+    sweep_interval_s: float = 30.0
+    context_window_tokens: int = 900
+    limits: Limits = field(default_factory=Limits)

@@ -1,0 +1,68 @@
+"""Context window accounting: a token estimate of a chat against a small window."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from server.db import Database, now
+
+Severity = Literal["ok", "warning", "critical"]
+WARNING_RATIO = 0.6
+CRITICAL_RATIO = 0.85
+COMPACTION_RATIO = 0.75
+SUMMARY_SHARE = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class ContextUsage:
+    """Used tokens of a chat against its window."""
+
+    used_tokens: int
+    max_tokens: int
+
+    @property
+    def ratio(self) -> float:
+        return round(self.used_tokens / self.max_tokens, 4) if self.max_tokens else 0.0
+
+    @property
+    def severity(self) -> Severity:
+        if self.ratio >= CRITICAL_RATIO:
+            return "critical"
+        return "warning" if self.ratio >= WARNING_RATIO else "ok"
+
+    @property
+    def compaction_recommended(self) -> bool:
+        return self.ratio >= COMPACTION_RATIO
+
+
+def estimate_tokens(text: str) -> int:
+    """About one token per four characters, and at least one per word."""
+    return max(math.ceil(len(text) / 4), len(text.split()))
+
+
+def chat_usage(db: Database, chat_id: str, max_tokens: int) -> ContextUsage:
+    """Tokens of the chat's live context: its summary plus messages after the last compaction."""
+    chat = db.one("SELECT compacted_at, summary_tokens FROM chats WHERE id = ?", (chat_id,))
+    if chat is None:
+        return ContextUsage(0, max_tokens)
+    since = chat["compacted_at"] or 0.0
+    rows = db.all(
+        "SELECT content FROM messages WHERE chat_id = ? AND created_at > ?"
+        " AND (role = 'user' OR status = 'completed')",
+        (chat_id, since),
+    )
+    used = int(chat["summary_tokens"]) + sum(estimate_tokens(row["content"]) for row in rows)
+    return ContextUsage(used, max_tokens)
+
+
+def compact(db: Database, chat_id: str, max_tokens: int) -> tuple[ContextUsage, ContextUsage]:
+    """Replace the chat's context by a summary; returns the usage before and after."""
+    before = chat_usage(db, chat_id, max_tokens)
+    summary = max(1, int(before.used_tokens * SUMMARY_SHARE)) if before.used_tokens else 0
+    db.execute(
+        "UPDATE chats SET compacted_at = ?, summary_tokens = ? WHERE id = ?",
+        (now(), summary, chat_id),
+    )
+    return before, chat_usage(db, chat_id, max_tokens)

@@ -1,0 +1,111 @@
+"""SQLite access: one connection, the schema, and small typed helpers.
+
+# NOTE: calls are short and run on the event loop thread. WAL with synchronous=NORMAL keeps a
+# commit per event cheap, and autocommit mode makes every single statement durable at once.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+
+SqlValue = str | int | float | bytes | None
+Row = sqlite3.Row
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS users (
+    id TEXT PRIMARY KEY, name TEXT UNIQUE NOT NULL, created_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions (
+    token TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users(id), created_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS chats (
+    id TEXT PRIMARY KEY, user_id TEXT NOT NULL, title TEXT NOT NULL,
+    created_at REAL NOT NULL, updated_at REAL NOT NULL, last_model_id TEXT,
+    compacted_at REAL, summary_tokens INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS chats_user ON chats(user_id, updated_at);
+CREATE TABLE IF NOT EXISTS messages (
+    id TEXT PRIMARY KEY, chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+    role TEXT NOT NULL, content TEXT NOT NULL DEFAULT '', attachments TEXT NOT NULL DEFAULT '[]',
+    reply_to TEXT, run_id TEXT, attempt INTEGER, status TEXT, stop_reason TEXT,
+    parts TEXT NOT NULL DEFAULT '[]', model_id TEXT,
+    created_at REAL NOT NULL, updated_at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS messages_chat ON messages(chat_id);
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY, user_id TEXT NOT NULL, chat_id TEXT NOT NULL,
+    message_id TEXT NOT NULL, user_message_id TEXT NOT NULL, attempt INTEGER NOT NULL,
+    kind TEXT NOT NULL, status TEXT NOT NULL, last_seq INTEGER NOT NULL DEFAULT 0,
+    error TEXT, created_at REAL NOT NULL, ended_at REAL,
+    events_expired INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS runs_chat ON runs(chat_id);
+CREATE TABLE IF NOT EXISTS run_events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, seq INTEGER,
+    data TEXT NOT NULL, created_at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS run_events_run ON run_events(run_id, id);
+CREATE TABLE IF NOT EXISTS attachments (
+    id TEXT PRIMARY KEY, user_id TEXT NOT NULL, name TEXT NOT NULL, size INTEGER NOT NULL,
+    mime_type TEXT NOT NULL, data BLOB NOT NULL, created_at REAL NOT NULL,
+    expires_at REAL NOT NULL);
+"""
+
+
+def new_id(prefix: str) -> str:
+    """A random id such as ``chat_3f9a…``."""
+    return f"{prefix}_{secrets.token_hex(8)}"
+
+
+def now() -> float:
+    """Wall-clock seconds (persisted timestamps)."""
+    return time.time()
+
+
+def iso(ts: float) -> str:
+    """A persisted timestamp as ISO 8601 UTC with millisecond precision."""
+    text = datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="milliseconds")
+    return text.replace("+00:00", "Z")
+
+
+class Database:
+    """One SQLite connection in autocommit mode, with the schema applied."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self.conn.row_factory = sqlite3.Row
+        self.conn.execute("PRAGMA foreign_keys = ON")
+        if path != ":memory:":
+            self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.execute("PRAGMA synchronous = NORMAL")
+        self.conn.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def execute(self, sql: str, params: Sequence[SqlValue] = ()) -> int:
+        """Run one statement; returns the number of changed rows."""
+        return self.conn.execute(sql, params).rowcount
+
+    def insert(self, table: str, values: Mapping[str, SqlValue]) -> None:
+        """Insert one row; ``table`` and the column names come from code, never from input."""
+        names, marks = ", ".join(values), ", ".join("?" * len(values))
+        self.conn.execute(f"INSERT INTO {table} ({names}) VALUES ({marks})", tuple(values.values()))
+
+    def one(self, sql: str, params: Sequence[SqlValue] = ()) -> Row | None:
+        row: Row | None = self.conn.execute(sql, params).fetchone()
+        return row
+
+    def all(self, sql: str, params: Sequence[SqlValue] = ()) -> list[Row]:
+        return list(self.conn.execute(sql, params).fetchall())
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Several statements as one atomic unit."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")

@@ -1,0 +1,212 @@
+"""The demo model: a deterministic, human-paced turn with thinking, tools, images and context.
+
+``play(turn)`` yields events with placeholder ``runId``/``seq``/``done``; the run registry
+stamps the real ones when it appends them to the run's log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from app.protocol import (
+    ContextInfoEvent,
+    ContinuationTransitionEvent,
+    DoneEvent,
+    EventBase,
+    FallbackNoticeEvent,
+    ImageGenerationCompletedEvent,
+    ImageGenerationFailedEvent,
+    ImageGenerationStartedEvent,
+    StreamEvent,
+    SystemEventEvent,
+    TextEvent,
+    ThinkingEvent,
+    ThinkingStartEvent,
+    ToolCallArgumentsDeltaEvent,
+    ToolCallCompletedEvent,
+    ToolCallStartedEvent,
+    ToolResultEvent,
+    UserMessageIdEvent,
+)
+from server import demo_text
+from server.context import ContextUsage
+from server.png import paint_landscape, png_data_url
+
+E = TypeVar("E", bound=EventBase)
+TOOL_LOOP_CAP = 3
+LENGTH_LIMIT_TOKENS = 40
+_IMAGE_WORDS = ("image", "draw", "picture", "paint", "sketch", "imagem", "desenhe", "foto")
+
+
+@dataclass(frozen=True, slots=True)
+class DemoTurn:
+    """Everything the demo needs to answer one turn."""
+
+    prompt: str
+    user_message_id: str
+    message_id: str
+    model_label: str
+    token_s: float
+    thinking: bool = False
+    effort: str | None = None
+    tools: bool = False
+    brief: bool = False
+    previous_model_label: str | None = None
+    attachments: list[str] = field(default_factory=list)
+    usage: Callable[[str], ContextUsage] = lambda _answer: ContextUsage(0, 1)
+
+
+def draft(cls: type[E], **fields: Any) -> E:
+    """An event with placeholder run fields (the registry stamps them)."""
+    return cls(run_id="-", seq=1, done=cls is DoneEvent, **fields)
+
+
+async def play(turn: DemoTurn) -> AsyncIterator[StreamEvent]:
+    """Every event of one demo turn, paced like a model typing."""
+    yield draft(UserMessageIdEvent, message_id=turn.user_message_id)
+    for event in _fallback(turn):
+        yield event
+    phases = (_think(turn) if turn.thinking else None, _use_tools(turn) if turn.tools else None)
+    for phase in phases:
+        async for event in phase or _nothing():
+            yield event
+    answer, stop_reason = _answer(turn)
+    async for event in _type(turn, TextEvent, answer):
+        yield event
+    if turn.previous_model_label:
+        yield draft(
+            ContinuationTransitionEvent, mode="replay", recovered=True, reason="model_changed"
+        )
+    yield _context_info(turn.usage(answer))
+    yield draft(DoneEvent, message_id=turn.message_id, stop_reason=stop_reason)
+
+
+async def _nothing() -> AsyncIterator[StreamEvent]:
+    return
+    yield  # pragma: no cover - makes this an async generator
+
+
+async def _type(
+    turn: DemoTurn, cls: type[TextEvent] | type[ThinkingEvent], text: str
+) -> AsyncIterator[StreamEvent]:
+    for token in demo_text.tokens(text):
+        await asyncio.sleep(turn.token_s)
+        yield draft(cls, text=token)
+
+
+def _fallback(turn: DemoTurn) -> list[StreamEvent]:
+    """A model switch mid-chat: a toast, then a replay that is not recovered yet."""
+    if not turn.previous_model_label:
+        return []
+    message = (
+        f"Model changed from {turn.previous_model_label} to {turn.model_label}: "
+        "the conversation is replayed to the new model."
+    )
+    return [
+        draft(FallbackNoticeEvent, reason="model_changed", message=message),
+        draft(ContinuationTransitionEvent, mode="replay", recovered=False, reason="model_changed"),
+    ]
+
+
+def _answer(turn: DemoTurn) -> tuple[str, str]:
+    answer = demo_text.answer_markdown(turn.prompt, turn.model_label, turn.attachments, turn.brief)
+    if "length" not in turn.prompt.lower():
+        return answer, "stop"
+    return "".join(demo_text.tokens(answer)[:LENGTH_LIMIT_TOKENS]), "length"
+
+
+async def _think(turn: DemoTurn) -> AsyncIterator[StreamEvent]:
+    yield draft(ThinkingStartEvent)
+    async for event in _type(
+        turn, ThinkingEvent, demo_text.thinking_text(turn.prompt, turn.effort)
+    ):
+        yield event
+
+
+async def _use_tools(turn: DemoTurn) -> AsyncIterator[StreamEvent]:
+    looping = "loop" in turn.prompt.lower()
+    for index in range(1, (TOOL_LOOP_CAP if looping else 1) + 1):
+        query = " ".join(turn.prompt.split()[:8]) or "attachment"
+        arguments = {"query": query if index == 1 else f"{query} (try {index})", "limit": 3}
+        async for event in _tool_call(turn, f"call_search_{index}", "web_search", arguments):
+            yield event
+        yield draft(
+            ToolResultEvent,
+            tool_call_id=f"call_search_{index}",
+            result=_search_result(query),
+            is_error=False,
+        )
+    if looping:
+        yield draft(
+            SystemEventEvent,
+            kind="tool_loop_exhausted",
+            message=(f"The tool loop stopped after {TOOL_LOOP_CAP} calls without converging."),
+        )
+    if any(word in turn.prompt.lower() for word in _IMAGE_WORDS):
+        async for event in _image(turn):
+            yield event
+
+
+async def _tool_call(
+    turn: DemoTurn, call_id: str, name: str, arguments: dict[str, Any]
+) -> AsyncIterator[StreamEvent]:
+    yield draft(ToolCallStartedEvent, tool_call_id=call_id, tool_name=name)
+    for piece in demo_text.pieces(json.dumps(arguments), 7):
+        await asyncio.sleep(turn.token_s)
+        yield draft(ToolCallArgumentsDeltaEvent, tool_call_id=call_id, delta=piece)
+    yield draft(ToolCallCompletedEvent, tool_call_id=call_id, tool_name=name, arguments=arguments)
+
+
+def _search_result(query: str) -> dict[str, Any]:
+    return {
+        "results": [
+            {
+                "title": f"Result {n} for {query}",
+                "url": f"https://example.org/search/{n}",
+                "snippet": "A deterministic snippet from the demo search tool.",
+            }
+            for n in range(1, 4)
+        ]
+    }
+
+
+async def _image(turn: DemoTurn) -> AsyncIterator[StreamEvent]:
+    call_id, image_id = "call_image_1", f"img_{turn.message_id}"
+    prompt = " ".join(turn.prompt.split()[:16])
+    async for event in _tool_call(turn, call_id, "generate_image", {"prompt": prompt}):
+        yield event
+    yield draft(ImageGenerationStartedEvent, image_id=image_id, tool_call_id=call_id, prompt=prompt)
+    await asyncio.sleep(turn.token_s * 20)
+    if "fail" in turn.prompt.lower():
+        yield draft(
+            ImageGenerationFailedEvent,
+            image_id=image_id,
+            error="The demo image tool was asked to fail.",
+        )
+        yield draft(
+            ToolResultEvent, tool_call_id=call_id, result={"error": "image failed"}, is_error=True
+        )
+        return
+    png = await asyncio.to_thread(paint_landscape, prompt)
+    yield draft(
+        ImageGenerationCompletedEvent,
+        image_id=image_id,
+        url=png_data_url(png),
+        alt=f"A landscape for: {prompt}",
+    )
+    yield draft(ToolResultEvent, tool_call_id=call_id, result={"imageId": image_id}, is_error=False)
+
+
+def _context_info(usage: ContextUsage) -> StreamEvent:
+    return draft(
+        ContextInfoEvent,
+        used_tokens=usage.used_tokens,
+        max_tokens=usage.max_tokens,
+        ratio=usage.ratio,
+        severity=usage.severity,
+        compaction_recommended=usage.compaction_recommended,
+    )

@@ -1,0 +1,133 @@
+"""Chat routes: list, create, read with messages, delete, compact."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aiohttp import web
+
+from app.protocol import ChatDetail, ChatSummary, MessageOut
+from server.auth import current_user
+from server.context import chat_usage, compact
+from server.db import Database, Row, iso, new_id, now
+from server.errors import ApiError
+from server.jsonio import answer, answer_payload, read_json_body
+from server.services import services
+from server.turns import DEFAULT_TITLE, chat_of
+
+
+def _summary(row: Row) -> ChatSummary:
+    return ChatSummary(
+        id=row["id"],
+        title=row["title"],
+        created_at=iso(row["created_at"]),
+        updated_at=iso(row["updated_at"]),
+    )
+
+
+def _message(row: Row) -> dict[str, Any]:
+    status = row["status"]
+    out = MessageOut(
+        id=row["id"],
+        role=row["role"],
+        text=row["content"],
+        parts=json.loads(row["parts"]),
+        status=status,
+        run_id=row["run_id"],
+        parent_id=row["reply_to"],
+        attempt=row["attempt"] or 1,
+        partial=row["role"] == "assistant" and status != "completed",
+        created_at=iso(row["created_at"]),
+    )
+    data: dict[str, Any] = out.model_dump(mode="json", by_alias=True)
+    # NOTE: extras beyond MessageOut; the client ignores unknown fields.
+    data["attachments"] = json.loads(row["attachments"])
+    data["stopReason"] = row["stop_reason"]
+    return data
+
+
+def chat_messages(db: Database, chat_id: str) -> list[dict[str, Any]]:
+    """A chat's messages in order (every assistant attempt is its own message)."""
+    rows = db.all("SELECT * FROM messages WHERE chat_id = ? ORDER BY rowid", (chat_id,))
+    return [_message(row) for row in rows]
+
+
+async def list_chats(request: web.Request) -> web.Response:
+    """``GET /api/chats``: the user's chats, most recently updated first."""
+    rows = services(request).db.all(
+        "SELECT * FROM chats WHERE user_id = ? ORDER BY updated_at DESC, rowid DESC",
+        (current_user(request),),
+    )
+    return answer_payload([_summary(row) for row in rows])
+
+
+async def create_chat(request: web.Request) -> web.Response:
+    """``POST /api/chats`` (optional body ``{"title"}``)."""
+    title = DEFAULT_TITLE
+    if request.can_read_body:
+        body = await read_json_body(request)
+        if not isinstance(body, dict) or not isinstance(body.get("title", ""), str):
+            raise ApiError(400, "invalid_body", "body must be an object with a string 'title'")
+        title = " ".join(str(body.get("title", "")).split())[:200] or DEFAULT_TITLE
+    db, chat_id, stamp = services(request).db, new_id("chat"), now()
+    db.execute(
+        "INSERT INTO chats (id, user_id, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
+        (chat_id, current_user(request), title, stamp, stamp),
+    )
+    row = chat_of(db, current_user(request), chat_id)
+    return answer_payload(_summary(row), status=201)
+
+
+async def get_chat(request: web.Request) -> web.Response:
+    """``GET /api/chats/{chatId}``: the chat and its messages."""
+    svc = services(request)
+    row = chat_of(svc.db, current_user(request), request.match_info["chat_id"])
+    detail = ChatDetail.model_validate({**_summary(row).model_dump(), "messages": []})
+    data: dict[str, Any] = detail.model_dump(mode="json", by_alias=True)
+    data["messages"] = chat_messages(svc.db, row["id"])
+    usage = chat_usage(svc.db, row["id"], svc.config.context_window_tokens)
+    data["contextInfo"] = {
+        "usedTokens": usage.used_tokens,
+        "maxTokens": usage.max_tokens,
+        "ratio": usage.ratio,
+        "severity": usage.severity,
+        "compactionRecommended": usage.compaction_recommended,
+    }
+    return answer(data)
+
+
+async def delete_chat(request: web.Request) -> web.Response:
+    """``DELETE /api/chats/{chatId}``: cancels its live runs, then drops everything."""
+    svc, user_id = services(request), current_user(request)
+    row = chat_of(svc.db, user_id, request.match_info["chat_id"])
+    for run in list(svc.runs.live.values()):
+        if run.meta.chat_id == row["id"]:
+            await svc.runs.cancel(user_id, run.run_id)
+    with svc.db.transaction():
+        svc.db.execute(
+            "DELETE FROM run_events WHERE run_id IN (SELECT id FROM runs WHERE chat_id = ?)",
+            (row["id"],),
+        )
+        svc.db.execute("DELETE FROM runs WHERE chat_id = ?", (row["id"],))
+        svc.db.execute("DELETE FROM messages WHERE chat_id = ?", (row["id"],))
+        svc.db.execute("DELETE FROM chats WHERE id = ?", (row["id"],))
+    return web.Response(status=204)
+
+
+async def compact_chat(request: web.Request) -> web.Response:
+    """``POST /api/chats/{chatId}/compact``: summarise the context; the usage before and after."""
+    svc = services(request)
+    row = chat_of(svc.db, current_user(request), request.match_info["chat_id"])
+    before, after = compact(svc.db, row["id"], svc.config.context_window_tokens)
+    return answer(
+        {
+            "chatId": row["id"],
+            "usedTokensBefore": before.used_tokens,
+            "usedTokens": after.used_tokens,
+            "maxTokens": after.max_tokens,
+            "ratio": after.ratio,
+            "severity": after.severity,
+            "compactionRecommended": after.compaction_recommended,
+        }
+    )

@@ -1,0 +1,80 @@
+"""Run routes: state, cancel, and resume (``GET /api/runs/{runId}/events``)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from aiohttp import web
+
+from app.protocol import CancelResult, RunInfo
+from server import runlog
+from server.auth import current_user
+from server.db import Row
+from server.errors import ApiError
+from server.jsonio import answer_payload
+from server.services import Services, services
+from server.stream import follow_run, open_sse, write_frames
+
+
+def _own_run(svc: Services, user_id: str, run_id: str) -> Row:
+    row = runlog.run_row(svc.db, run_id)
+    if row is None or row["user_id"] != user_id:
+        raise ApiError(404, "run_not_found", f"run {run_id!r} not found")
+    return row
+
+
+def run_info(svc: Services, row: Row) -> RunInfo:
+    """The public state of a persisted run (live runs report their in-memory last seq)."""
+    live = svc.runs.live.get(row["id"])
+    return RunInfo(
+        run_id=row["id"],
+        chat_id=row["chat_id"],
+        message_id=row["message_id"],
+        status=row["status"],
+        last_seq=live.last_seq if live else row["last_seq"],
+        attempt=row["attempt"],
+        expired=runlog.is_expired(row, svc.config.retention_s),
+    )
+
+
+async def get_run(request: web.Request) -> web.Response:
+    """``GET /api/runs/{runId}``."""
+    svc = services(request)
+    row = _own_run(svc, current_user(request), request.match_info["run_id"])
+    return answer_payload(run_info(svc, row))
+
+
+async def cancel_run(request: web.Request) -> web.Response:
+    """``POST /api/runs/{runId}/cancel``: idempotent; answers the persisted status after it."""
+    svc, user_id, run_id = services(request), current_user(request), request.match_info["run_id"]
+    if runlog.run_row(svc.db, run_id) is None:
+        svc.runs.note_early_cancel(user_id, run_id)
+    _own_run(svc, user_id, run_id)
+    status = await asyncio.shield(svc.runs.cancel(user_id, run_id))
+    if status is None:
+        raise ApiError(404, "run_not_found", f"run {run_id!r} not found")
+    return answer_payload(CancelResult(run_id=run_id, status=status))
+
+
+def _after(request: web.Request) -> int:
+    raw = request.query.get("after", request.headers.get("Last-Event-ID", "0")).strip() or "0"
+    try:
+        return int(raw)
+    except ValueError as exc:
+        raise ApiError(400, "invalid_body", "Last-Event-ID / after must be an integer") from exc
+
+
+async def run_events(request: web.Request) -> web.StreamResponse:
+    """Replay ``seq > N`` from the log, then the live tail; 410 ``events_expired``."""
+    svc = services(request)
+    row = _own_run(svc, current_user(request), request.match_info["run_id"])
+    after = _after(request)
+    if runlog.is_expired(row, svc.config.retention_s):
+        raise ApiError(410, "events_expired", "this run's events are no longer kept")
+    live = svc.runs.live.get(row["id"])
+    response = await open_sse(request)
+    if live is None:
+        await write_frames(response, runlog.load_frames(svc.db, row["id"], after))
+        return response
+    await follow_run(svc.runs, live, response, after)
+    return response

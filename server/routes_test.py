@@ -1,0 +1,64 @@
+"""Test hooks (SPEC §9), registered only with ``--test-hooks``."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from server.errors import ApiError
+from server.jsonio import answer, read_json_body
+from server.scenarios_queue import StepError, parse_steps
+from server.services import services
+
+
+async def queue_scenario(request: web.Request) -> web.Response:
+    """``POST /__test__/scenarios`` ``{"chatId"?, "steps": [...]}``."""
+    body = await read_json_body(request)
+    if not isinstance(body, dict):
+        raise ApiError(400, "invalid_body", "body must be an object")
+    chat_id = body.get("chatId")
+    if chat_id is not None and not isinstance(chat_id, str):
+        raise ApiError(400, "invalid_body", "'chatId' must be a string")
+    try:
+        steps = parse_steps(body.get("steps"))
+    except StepError as exc:
+        raise ApiError(400, "invalid_body", str(exc)) from exc
+    waiting = services(request).scenarios.push(chat_id, steps)
+    return answer({"queued": True, "chatId": chat_id, "waiting": waiting, "steps": len(steps)})
+
+
+async def run_trace(request: web.Request) -> web.Response:
+    """``GET /__test__/runs/{runId}``: what the server saw of a run."""
+    trace = services(request).runs.traces.get(request.match_info["run_id"])
+    if trace is None:
+        raise ApiError(404, "run_not_found", "no trace for this run")
+    return answer(trace.to_json())
+
+
+async def reset(request: web.Request) -> web.Response:
+    """``POST /__test__/reset``: cancel live runs, forget scenarios, wipe the database."""
+    svc = services(request)
+    await svc.runs.shutdown()
+    svc.scenarios.clear()
+    svc.runs.traces.clear()
+    with svc.db.transaction():
+        for table in (
+            "run_events",
+            "runs",
+            "messages",
+            "chats",
+            "attachments",
+            "sessions",
+            "users",
+        ):
+            svc.db.execute(f"DELETE FROM {table}")
+    return answer({"reset": True})
+
+
+def add_test_routes(app: web.Application) -> None:
+    app.router.add_routes(
+        [
+            web.post("/__test__/scenarios", queue_scenario),
+            web.get("/__test__/runs/{run_id}", run_trace),
+            web.post("/__test__/reset", reset),
+        ]
+    )

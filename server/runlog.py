@@ -1,0 +1,124 @@
+"""Persistence of runs: status, event log, and the assistant message they write."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from server.db import Database, Row, now
+from server.parts import JsonObject, PartsBuilder
+
+TERMINAL_STATUSES = frozenset({"completed", "cancelled", "failed", "interrupted"})
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One logged event: its SSE id (``None`` if the seq is not an integer) and JSON text."""
+
+    seq: int | None
+    data: str
+
+
+def insert_event(db: Database, run_id: str, seq: int | None, data: str) -> None:
+    """Append one event to a run's log."""
+    db.execute(
+        "INSERT INTO run_events (run_id, seq, data, created_at) VALUES (?, ?, ?, ?)",
+        (run_id, seq, data, now()),
+    )
+
+
+def load_frames(db: Database, run_id: str, after: int) -> list[Frame]:
+    """The logged events of a run with ``seq > after``, in log order."""
+    rows = db.all(
+        "SELECT seq, data FROM run_events WHERE run_id = ? AND (seq IS NULL OR seq > ?)"
+        " ORDER BY id",
+        (run_id, after),
+    )
+    return [Frame(row["seq"], row["data"]) for row in rows]
+
+
+def save_progress(
+    db: Database, run_id: str, message_id: str, last_seq: int, parts: list[JsonObject], text: str
+) -> None:
+    """Persist a running run's last seq and its message's parts so far."""
+    with db.transaction():
+        db.execute("UPDATE runs SET last_seq = ? WHERE id = ?", (last_seq, run_id))
+        db.execute(
+            "UPDATE messages SET parts = ?, content = ?, updated_at = ? WHERE id = ?",
+            (json.dumps(parts), text, now(), message_id),
+        )
+
+
+def finish(
+    db: Database, run_id: str, message_id: str, status: str, error: str | None = None
+) -> bool:
+    """Persist a terminal status; ``False`` when the run had already ended (first one wins)."""
+    stamp = now()
+    with db.transaction():
+        changed = db.execute(
+            "UPDATE runs SET status = ?, error = ?, ended_at = ?"
+            " WHERE id = ? AND status = 'running'",
+            (status, error, stamp, run_id),
+        )
+        if changed:
+            db.execute(
+                "UPDATE messages SET status = ?, updated_at = ? WHERE id = ?",
+                (status, stamp, message_id),
+            )
+    return changed == 1
+
+
+def set_stop_reason(db: Database, message_id: str, stop_reason: str | None) -> None:
+    db.execute("UPDATE messages SET stop_reason = ? WHERE id = ?", (stop_reason, message_id))
+
+
+def run_row(db: Database, run_id: str) -> Row | None:
+    """The persisted run, whoever owns it."""
+    return db.one("SELECT * FROM runs WHERE id = ?", (run_id,))
+
+
+def is_expired(row: Row, retention_s: float) -> bool:
+    """Whether a run's event log is gone (or due to be dropped)."""
+    if row["events_expired"]:
+        return True
+    ended_at = row["ended_at"]
+    return ended_at is not None and now() - float(ended_at) > retention_s
+
+
+def expire_logs(db: Database, retention_s: float) -> int:
+    """Drop the logs of runs that ended more than ``retention_s`` ago; returns how many."""
+    cutoff = now() - retention_s
+    with db.transaction():
+        rows = db.all(
+            "SELECT id FROM runs WHERE events_expired = 0 AND ended_at IS NOT NULL"
+            " AND ended_at < ?",
+            (cutoff,),
+        )
+        for row in rows:
+            db.execute("DELETE FROM run_events WHERE run_id = ?", (row["id"],))
+            db.execute("UPDATE runs SET events_expired = 1 WHERE id = ?", (row["id"],))
+    return len(rows)
+
+
+def recover_after_restart(db: Database) -> list[str]:
+    """Runs left ``running`` by a previous process become ``interrupted``; returns their ids."""
+    rows = db.all("SELECT id, message_id FROM runs WHERE status = 'running'")
+    for row in rows:
+        builder = PartsBuilder()
+        for frame in load_frames(db, row["id"], -(2**62)):
+            builder.apply(_payload(frame.data))
+        last = db.one("SELECT MAX(seq) AS s FROM run_events WHERE run_id = ?", (row["id"],))
+        last_seq = int(last["s"]) if last and last["s"] is not None else 0
+        save_progress(
+            db, row["id"], row["message_id"], last_seq, builder.snapshot(), builder.text()
+        )
+        finish(db, row["id"], row["message_id"], "interrupted", "server restarted")
+    return [str(row["id"]) for row in rows]
+
+
+def _payload(data: str) -> JsonObject:
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,189 @@
+"""Plays a test scenario (SPEC §9) as a run: the whole response, nothing added.
+
+The player is the run's generation task; it hands bytes to a ``Channel`` that the HTTP handler
+drains into the response. After ``detach``/``close`` or a client disconnect, the remaining
+steps still run: event steps go to the run's log only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from aiohttp import web
+
+from app.protocol import RunStatus
+from server.db import now
+from server.jsonio import dumps
+from server.live_run import LiveRun, terminal_status
+from server.runs import RunRegistry
+from server.scenarios_queue import StatusAnswer, Step
+from server.services import Services
+from server.stream import KEEPALIVE, encode_frame, open_sse
+from server.turns import Turn, create_rows
+
+CloseMode = Literal["clean", "reset"]
+YIELD_EVERY_S = 0.005
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """Bytes for the response; ``event`` marks an event frame with its seq."""
+
+    data: bytes
+    event: bool = False
+    seq: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Close:
+    """End the response: ``clean`` (normal end) or ``reset`` (abort the TCP connection)."""
+
+    mode: CloseMode
+
+
+class Channel:
+    """The link from the player to the HTTP response while the client is connected."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[Write | Close] = asyncio.Queue()
+        self.connected = True
+        self.disconnected = asyncio.Event()
+
+    def send(self, item: Write | Close) -> None:
+        if self.connected:
+            self.queue.put_nowait(item)
+        if isinstance(item, Close):
+            self.connected = False
+
+    def lose(self) -> None:
+        """The client went away (or the response ended)."""
+        self.connected = False
+        self.disconnected.set()
+
+
+class ScenarioPlayer:
+    """Plays steps for one run, logging event steps through the registry."""
+
+    def __init__(self, registry: RunRegistry, run: LiveRun, channel: Channel) -> None:
+        self.registry = registry
+        self.run = run
+        self.channel = channel
+        self.last_seq = 0
+        self.status: RunStatus | None = None
+        self.last_yield = time.monotonic()
+
+    async def play(self, steps: list[Step]) -> RunStatus | None:
+        """Every step in order; the run's status is its first terminal event's, if any."""
+        try:
+            for step in steps:
+                await self._step(step)
+                await self._breathe()
+        finally:
+            self.channel.send(Close("clean"))
+        return self.status
+
+    async def _breathe(self) -> None:
+        # NOTE: event steps never await; yield every few ms so the response (and other
+        # requests, such as a cancel) run while a long scenario plays.
+        if time.monotonic() - self.last_yield >= YIELD_EVERY_S:
+            await asyncio.sleep(0)
+            self.last_yield = time.monotonic()
+
+    async def _step(self, step: Step) -> None:
+        match step.kind:
+            case "event":
+                self._event(step.value)
+            case "raw":
+                self.channel.send(Write(step.value))
+            case "keepalive":
+                self.channel.send(Write(KEEPALIVE))
+            case "sleep":
+                await asyncio.sleep(step.value)
+            case "hold":
+                await self.channel.disconnected.wait()
+            case "detach":
+                self.channel.send(Close("clean"))
+            case "close":
+                self.channel.send(Close(step.value))
+
+    def _event(self, given: dict[str, Any]) -> None:
+        payload = dict(given)
+        payload.setdefault("runId", self.run.run_id)
+        if "seq" not in payload:
+            payload["seq"] = self.last_seq + 1
+        seq = payload["seq"] if type(payload["seq"]) is int else None
+        self.last_seq = seq if seq is not None else self.last_seq + 1
+        payload.setdefault("done", payload.get("type") in ("done", "error"))
+        frame = self.registry.append(self.run, seq, dumps(payload), payload)
+        if frame is not None:
+            self.channel.send(Write(encode_frame(frame), event=True, seq=seq))
+        if self.status is None:
+            self.status = terminal_status(payload)
+
+
+async def stream_scenario(
+    request: web.Request, svc: Services, turn: Turn, steps: list[Step]
+) -> web.StreamResponse:
+    """Play ``steps`` as the response of a checked turn: the whole response, nothing added."""
+    status, headers = 200, {}
+    if steps and steps[0].kind == "status":
+        first, steps = steps[0], steps[1:]
+        answer: StatusAnswer = first.value
+        status, headers = answer.status, first.headers or {}
+        if answer.has_json or status >= 400:
+            return _status_answer(answer, headers)
+    turn = dataclasses.replace(turn, meta=dataclasses.replace(turn.meta, kind="scenario"))
+    create_rows(svc.db, turn)
+    run, channel = svc.runs.register(turn.meta), Channel()
+    svc.runs.start(run, ScenarioPlayer(svc.runs, run, channel).play(steps))
+    response = await open_sse(request, status, headers)
+    await _drain(request, svc, run, channel, response)
+    return response
+
+
+def _status_answer(answer: StatusAnswer, headers: dict[str, str]) -> web.Response:
+    if answer.has_json:
+        return web.Response(
+            status=answer.status,
+            text=dumps(answer.json),
+            headers=headers,
+            content_type="application/json",
+        )
+    return web.Response(status=answer.status, headers=headers)
+
+
+async def _drain(
+    request: web.Request,
+    svc: Services,
+    run: LiveRun,
+    channel: Channel,
+    response: web.StreamResponse,
+) -> None:
+    svc.runs.attach(run)
+    try:
+        while True:
+            item = await channel.queue.get()
+            if isinstance(item, Close):
+                if item.mode == "reset" and request.transport is not None:
+                    request.transport.abort()
+                return
+            await response.write(item.data)
+            if item.event:
+                run.trace.sent_seqs.append(item.seq)
+    except ConnectionError:
+        _client_left(run, channel)
+    except asyncio.CancelledError:
+        _client_left(run, channel)
+        raise
+    finally:
+        channel.lose()
+        svc.runs.detach(run)
+
+
+def _client_left(run: LiveRun, channel: Channel) -> None:
+    if run.trace.client_disconnected_at is None and not channel.disconnected.is_set():
+        run.trace.client_disconnected_at = now()

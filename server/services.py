@@ -1,0 +1,30 @@
+"""The objects shared by every route, stored once on the application."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aiohttp import web
+
+from server.config import Config
+from server.db import Database
+from server.runs import RunRegistry
+from server.scenarios_queue import ScenarioQueue
+
+
+@dataclass(slots=True)
+class Services:
+    """Configuration, database, run registry and the test scenario queue."""
+
+    config: Config
+    db: Database
+    runs: RunRegistry
+    scenarios: ScenarioQueue
+
+
+SERVICES = web.AppKey("services", Services)
+
+
+def services(request: web.Request) -> Services:
+    """The services of the application serving ``request``."""
+    return request.app[SERVICES]

@@ -1,0 +1,202 @@
+"""Pre-stream checks of ``POST /api/respond/stream`` (SPEC §4) and the rows a turn creates."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from app.protocol import RespondStreamBody
+from server import catalog
+from server.db import Database, Row, SqlValue, new_id, now
+from server.demo_text import title_for
+from server.errors import ApiError
+from server.live_run import RunMeta
+
+DEFAULT_TITLE = "New chat"
+_RUN_ID_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """A validated turn: the run to create and what the model is asked."""
+
+    meta: RunMeta
+    prompt: str
+    attachments: list[dict[str, object]]
+    model: catalog.DemoModel
+    previous_model_label: str | None
+    is_first_turn: bool
+
+
+def chat_of(db: Database, user_id: str, chat_id: str) -> Row:
+    """The user's chat, or 404 ``chat_not_found``."""
+    row = db.one("SELECT * FROM chats WHERE id = ? AND user_id = ?", (chat_id, user_id))
+    if row is None:
+        raise ApiError(404, "chat_not_found", f"chat {chat_id!r} not found")
+    return row
+
+
+def check_turn(db: Database, user_id: str, body: RespondStreamBody, run_id: str) -> Turn:
+    """Every check of SPEC §4, in order; raises ``ApiError`` with the first failure."""
+    chat = chat_of(db, user_id, body.chat_id)
+    _check_run_id(db, run_id)
+    if body.retry_of_run_id is not None:
+        user_message = _retried_message(db, user_id, chat["id"], body.retry_of_run_id)
+        prompt, attachments = user_message["content"], json.loads(user_message["attachments"])
+    else:
+        user_message = None
+        prompt = body.prompt
+        if not prompt.strip() and not body.attachment_ids:
+            raise ApiError(400, "empty_prompt", "the prompt is empty and there is no attachment")
+        attachments = _attachments(db, user_id, body.attachment_ids)
+    model = _model(body.model_id or chat["last_model_id"] or catalog.DEFAULT_MODEL_ID)
+    previous = _previous_model(db, chat, model)
+    user_message_id = user_message["id"] if user_message else new_id("msg")
+    meta = RunMeta(
+        run_id,
+        user_id,
+        chat["id"],
+        new_id("msg"),
+        user_message_id,
+        _next_attempt(db, user_message_id),
+        "demo",
+    )
+    first = db.one("SELECT 1 FROM messages WHERE chat_id = ?", (chat["id"],)) is None
+    return Turn(meta, prompt, attachments, model, previous, first)
+
+
+def _check_run_id(db: Database, run_id: str) -> None:
+    if not _RUN_ID_RE.match(run_id):
+        raise ApiError(400, "invalid_body", "runId must be 1-128 of [A-Za-z0-9_.:-]")
+    if db.one("SELECT 1 FROM runs WHERE id = ?", (run_id,)) is not None:
+        raise ApiError(409, "run_exists", f"run {run_id!r} already exists")
+
+
+def _retried_message(db: Database, user_id: str, chat_id: str, run_id: str) -> Row:
+    run = db.one("SELECT * FROM runs WHERE id = ? AND user_id = ?", (run_id, user_id))
+    if run is None:
+        raise ApiError(404, "run_not_found", f"run {run_id!r} not found")
+    if run["chat_id"] != chat_id:
+        raise ApiError(400, "invalid_body", "retryOfRunId belongs to another chat")
+    message = db.one("SELECT * FROM messages WHERE id = ?", (run["user_message_id"],))
+    if message is None:
+        raise ApiError(404, "run_not_found", f"the message of run {run_id!r} is gone")
+    return message
+
+
+def _attachments(db: Database, user_id: str, ids: list[str]) -> list[dict[str, object]]:
+    found = []
+    for attachment_id in ids:
+        row = db.one(
+            "SELECT id, name, size, mime_type FROM attachments"
+            " WHERE id = ? AND user_id = ? AND expires_at > ?",
+            (attachment_id, user_id, now()),
+        )
+        if row is None:
+            raise ApiError(
+                400,
+                "attachment_unavailable",
+                f"attachment {attachment_id!r} is missing, not yours or expired",
+            )
+        found.append(
+            {
+                "attachmentId": row["id"],
+                "name": row["name"],
+                "size": row["size"],
+                "mimeType": row["mime_type"],
+            }
+        )
+    return found
+
+
+def _model(model_id: str) -> catalog.DemoModel:
+    model = catalog.find_model(model_id)
+    if model is None:
+        raise ApiError(400, "model_not_found", f"model {model_id!r} does not exist")
+    if not model.info.available:
+        raise ApiError(
+            503,
+            "model_unavailable",
+            f"model {model_id!r} is unavailable right now",
+            {"Retry-After": str(catalog.RETRY_AFTER_S)},
+        )
+    return model
+
+
+def _previous_model(db: Database, chat: Row, model: catalog.DemoModel) -> str | None:
+    last = chat["last_model_id"]
+    if last is None or last == model.info.id:
+        return None
+    previous = catalog.find_model(last)
+    return previous.info.label if previous else last
+
+
+def _next_attempt(db: Database, user_message_id: str) -> int:
+    row = db.one("SELECT MAX(attempt) AS a FROM messages WHERE reply_to = ?", (user_message_id,))
+    return int(row["a"] or 0) + 1 if row else 1
+
+
+def create_rows(db: Database, turn: Turn) -> None:
+    """Persist the user message (unless a retry), the assistant message and the run."""
+    meta, stamp = turn.meta, now()
+    with db.transaction():
+        if db.one("SELECT 1 FROM messages WHERE id = ?", (meta.user_message_id,)) is None:
+            db.insert("messages", _user_row(turn, stamp))
+        db.insert("messages", _assistant_row(turn, stamp))
+        db.insert("runs", _run_row(meta, stamp))
+        _touch_chat(db, turn, stamp)
+
+
+def _user_row(turn: Turn, stamp: float) -> dict[str, SqlValue]:
+    return {
+        "id": turn.meta.user_message_id,
+        "chat_id": turn.meta.chat_id,
+        "role": "user",
+        "content": turn.prompt,
+        "attachments": json.dumps(turn.attachments),
+        "created_at": stamp,
+        "updated_at": stamp,
+    }
+
+
+def _assistant_row(turn: Turn, stamp: float) -> dict[str, SqlValue]:
+    meta = turn.meta
+    return {
+        "id": meta.message_id,
+        "chat_id": meta.chat_id,
+        "role": "assistant",
+        "reply_to": meta.user_message_id,
+        "run_id": meta.run_id,
+        "attempt": meta.attempt,
+        "status": "running",
+        "model_id": turn.model.info.id,
+        "created_at": stamp,
+        "updated_at": stamp,
+    }
+
+
+def _run_row(meta: RunMeta, stamp: float) -> dict[str, SqlValue]:
+    return {
+        "id": meta.run_id,
+        "user_id": meta.user_id,
+        "chat_id": meta.chat_id,
+        "message_id": meta.message_id,
+        "user_message_id": meta.user_message_id,
+        "attempt": meta.attempt,
+        "kind": meta.kind,
+        "status": "running",
+        "created_at": stamp,
+    }
+
+
+def _touch_chat(db: Database, turn: Turn, stamp: float) -> None:
+    db.execute(
+        "UPDATE chats SET updated_at = ?, last_model_id = ? WHERE id = ?",
+        (stamp, turn.model.info.id, turn.meta.chat_id),
+    )
+    if turn.is_first_turn and turn.prompt.strip():
+        db.execute(
+            "UPDATE chats SET title = ? WHERE id = ? AND title = ?",
+            (title_for(turn.prompt), turn.meta.chat_id, DEFAULT_TITLE),
+        )

@@ -1,0 +1,123 @@
+"""Fixtures: an app per test (tiny delays, test hooks on) and API clients per user."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+
+from server.app import create_app
+from server.config import Config
+from server.services import SERVICES, Services
+from tests.server.helpers import Api, JsonObject
+
+MakeApi = Callable[..., Awaitable[Api]]
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Config:
+    """Fast settings: no token delay, long keepalive and orphan timers, hooks on."""
+    return Config(
+        db_path=str(tmp_path / "riacho.db"),
+        test_hooks=True,
+        keepalive_s=30.0,
+        retention_s=3600.0,
+        orphan_s=30.0,
+        demo_token_ms=0.0,
+        cancel_wait_s=2.0,
+    )
+
+
+@pytest.fixture
+async def server(config: Config) -> AsyncIterator[TestServer]:
+    """The server under test (``handler_cancellation`` on, like ``python -m server``)."""
+    test_server = TestServer(create_app(config))
+    await test_server.start_server()
+    yield test_server
+    await test_server.close()
+
+
+def services_of(server: TestServer) -> Services:
+    """The services behind a test server."""
+    app: web.Application = server.app
+    return app[SERVICES]
+
+
+@pytest.fixture
+async def make_api(server: TestServer) -> AsyncIterator[MakeApi]:
+    """``await make_api("alice")``: a logged-in client (``None``: no session at all)."""
+    clients: list[TestClient[Any, Any]] = []
+
+    async def make(name: str | None = "alice", on: TestServer | None = None) -> Api:
+        client: TestClient[Any, Any] = TestClient(on or server)
+        await client.start_server()
+        clients.append(client)
+        api = Api(client)
+        if name is not None:
+            await api.login(name)
+        return api
+
+    yield make
+    for client in clients:
+        await client.close()
+
+
+@pytest.fixture
+async def api(make_api: MakeApi) -> Api:
+    """Alice's client."""
+    return await make_api("alice")
+
+
+def with_config(config: Config, **changes: Any) -> Config:
+    return dataclasses.replace(config, **changes)
+
+
+async def wait_stopped(server: TestServer, run_id: str, timeout: float = 5.0) -> None:
+    """Wait until the run's generation task has ended (no-op if it already has)."""
+    run = services_of(server).runs.live.get(run_id)
+    if run is not None:
+        async with asyncio.timeout(timeout):
+            await run.stopped.wait()
+
+
+def logged_events(server: TestServer, run_id: str) -> list[JsonObject]:
+    """The run's event log as persisted in SQLite."""
+    rows = services_of(server).db.all(
+        "SELECT data FROM run_events WHERE run_id = ? ORDER BY id", (run_id,)
+    )
+    return [json.loads(row["data"]) for row in rows]
+
+
+StartServer = Callable[..., Awaitable[TestServer]]
+
+
+@pytest.fixture
+async def start_server(config: Config) -> AsyncIterator[StartServer]:
+    """``await start_server(orphan_s=0.05)``: another server with changed settings."""
+    servers: list[TestServer] = []
+
+    async def start(**changes: Any) -> TestServer:
+        test_server = TestServer(create_app(with_config(config, **changes)))
+        await test_server.start_server()
+        servers.append(test_server)
+        return test_server
+
+    yield start
+    for test_server in servers:
+        await test_server.close()
+
+
+@pytest.fixture(autouse=True)
+def no_server_errors(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
+    """Fail a test whose server logged an error (an unhandled exception in a handler or run)."""
+    yield
+    errors = [r for r in caplog.get_records("call") if r.levelno >= logging.ERROR]
+    assert not errors, [f"{r.name}: {r.getMessage()}" for r in errors]

@@ -1,0 +1,151 @@
+"""Cancel: before the first event, mid-stream, after completion, twice, and its race."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+from aiohttp.test_utils import TestServer
+
+from app.protocol import DoneEvent, StreamEvent, UserMessageIdEvent
+from server import demo
+from server.config import Config
+from tests.server.conftest import (
+    MakeApi,
+    StartServer,
+    logged_events,
+    services_of,
+    wait_stopped,
+    with_config,
+)
+from tests.server.helpers import Api, assert_valid_run_stream, events_of, read_events
+
+
+@pytest.fixture
+def config(config: Config) -> Config:
+    """A visible pace (5 ms a token) so there is a "mid-stream"."""
+    return with_config(config, demo_token_ms=5.0)
+
+
+async def test_cancel_mid_stream_stops_the_task_and_keeps_partial_text(
+    api: Api, server: TestServer
+) -> None:
+    chat_id = await api.new_chat()
+    response = await api.stream(chat_id, "tell me a story", runId="run_mid")
+    first = await read_events(response, 5)
+    task = services_of(server).runs.live["run_mid"].task
+    assert await api.cancel("run_mid") == "cancelled"
+    assert task is not None and task.done()
+    rest = events_of(await response.read())
+    events = first + rest
+    assert_valid_run_stream(events, "run_mid")
+    assert events[-1]["type"] == "done" and events[-1]["stopReason"] == "cancelled"
+    assert logged_events(server, "run_mid") == events, "the log ends at the cancel"
+    trace = await api.trace("run_mid")
+    assert trace["cancelRequested"] and trace["generationStopped"]
+    assert trace["appendsRefused"] == 0, "nothing even tried to append after the cancel"
+    message = (await api.json("GET", f"/api/chats/{chat_id}"))["messages"][-1]
+    partial = "".join(e["text"] for e in events if e["type"] == "text")
+    assert (message["status"], message["partial"], message["text"]) == ("cancelled", True, partial)
+
+
+async def test_cancel_twice_is_idempotent(api: Api) -> None:
+    chat_id = await api.new_chat()
+    response = await api.stream(chat_id, runId="run_twice")
+    await read_events(response, 2)
+    assert await api.cancel("run_twice") == "cancelled"
+    assert await api.cancel("run_twice") == "cancelled"
+    events = events_of(await response.read())
+    assert sum(e["done"] for e in events) == 1, "exactly one terminal event"
+
+
+async def test_cancel_after_completion_answers_completed(api: Api, server: TestServer) -> None:
+    chat_id = await api.new_chat()
+    events = await api.run_turn(chat_id, runId="run_done")
+    await wait_stopped(server, "run_done")
+    assert await api.cancel("run_done") == "completed"
+    assert logged_events(server, "run_done") == events, "a late cancel appends nothing"
+    assert (await api.run("run_done"))["status"] == "completed"
+
+
+async def test_cancel_before_first_event_of_a_scenario(api: Api, server: TestServer) -> None:
+    chat_id = await api.new_chat()
+    await api.scenario([{"sleep_ms": 10_000}, {"event": {"type": "text", "text": "late"}}])
+    response = await api.stream(chat_id, runId="run_early")
+    assert response.status == 200
+    assert await api.cancel("run_early") == "cancelled"
+    assert await response.read() == b"", "a scenario adds nothing of its own"
+    assert logged_events(server, "run_early") == []
+    assert (await api.trace("run_early"))["generationStopped"] is True
+
+
+async def test_cancel_that_arrives_before_the_stream_request_cancels_the_run(api: Api) -> None:
+    chat_id = await api.new_chat()
+    await api.json("POST", "/api/runs/run_race/cancel", expect=404)
+    events = await api.run_turn(chat_id, runId="run_race")
+    assert [(e["type"], e.get("stopReason")) for e in events] == [("done", "cancelled")]
+    assert (await api.run("run_race"))["status"] == "cancelled"
+
+
+async def test_cancel_not_confirmed_in_time_answers_running(
+    make_api: MakeApi, start_server: StartServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def stubborn(turn: demo.DemoTurn) -> AsyncIterator[StreamEvent]:
+        yield demo.draft(UserMessageIdEvent, message_id=turn.user_message_id)
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            await asyncio.sleep(0.2)  # a provider that ignores the first cancel
+        yield demo.draft(DoneEvent, message_id=turn.message_id, stop_reason="stop")
+
+    monkeypatch.setattr(demo, "play", stubborn)
+    server = await start_server(cancel_wait_s=0.05)
+    api = await make_api("alice", on=server)
+    response = await api.stream(await api.new_chat(), runId="run_stubborn")
+    await read_events(response, 1)
+    assert await api.cancel("run_stubborn") == "running"
+    await wait_stopped(server, "run_stubborn")
+    assert await api.cancel("run_stubborn") == "completed", "the persisted result wins"
+
+
+async def test_disconnect_alone_does_not_stop_generation(api: Api, server: TestServer) -> None:
+    chat_id = await api.new_chat()
+    response = await api.stream(chat_id, runId="run_away")
+    await read_events(response, 2)
+    response.close()
+    await wait_stopped(server, "run_away")
+    assert (await api.run("run_away"))["status"] == "completed"
+    trace = await api.trace("run_away")
+    assert trace["clientDisconnected"] and not trace["cancelRequested"]
+
+
+async def test_unread_run_is_cancelled_after_orphan_timeout(
+    make_api: MakeApi, start_server: StartServer
+) -> None:
+    server = await start_server(orphan_s=0.05, demo_token_ms=50.0)
+    api = await make_api("alice", on=server)
+    response = await api.stream(await api.new_chat(), runId="run_orphan")
+    await read_events(response, 1)
+    response.close()
+    await wait_stopped(server, "run_orphan")
+    assert (await api.run("run_orphan"))["status"] == "cancelled"
+    assert (await api.trace("run_orphan"))["orphaned"] is True
+
+
+async def test_generation_that_raises_ends_with_an_error_event_and_failed(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken(turn: demo.DemoTurn) -> AsyncIterator[StreamEvent]:
+        yield demo.draft(UserMessageIdEvent, message_id=turn.user_message_id)
+        raise RuntimeError("provider exploded")
+
+    monkeypatch.setattr(demo, "play", broken)
+    chat_id = await api.new_chat()
+    events = await api.run_turn(chat_id, runId="run_boom")
+    assert_valid_run_stream(events, "run_boom")
+    assert (events[-1]["type"], events[-1]["error"]) == ("error", "provider exploded")
+    assert (await api.run("run_boom"))["status"] == "failed"
+    message = (await api.json("GET", f"/api/chats/{chat_id}"))["messages"][-1]
+    assert (message["status"], message["partial"]) == ("failed", True)
+    assert await api.cancel("run_boom") == "failed"

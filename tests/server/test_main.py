@@ -1,0 +1,106 @@
+"""``python -m server`` as a real process: prints its URL, streams, logs, stops on Ctrl-C."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import socket
+import sys
+from pathlib import Path
+
+import aiohttp
+
+from server.__main__ import parse_args
+from tests.server.helpers import events_of
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def test_arguments_map_to_config(tmp_path: Path) -> None:
+    config = parse_args(
+        [
+            "--host",
+            "0.0.0.0",
+            "--port",
+            "9",
+            "--db",
+            "x.db",
+            "--test-hooks",
+            "--keepalive-s",
+            "1.5",
+            "--retention-s",
+            "60",
+            "--orphan-s",
+            "7",
+            "--demo-token-ms",
+            "3",
+            "--static-root",
+            str(tmp_path),
+            "--access-log",
+            "a.log",
+        ]
+    )
+    assert (config.host, config.port, config.db_path, config.test_hooks) == (
+        "0.0.0.0",
+        9,
+        "x.db",
+        True,
+    )
+    assert (config.keepalive_s, config.retention_s, config.orphan_s, config.demo_token_ms) == (
+        1.5,
+        60.0,
+        7.0,
+        3.0,
+    )
+    assert (config.static_root, config.access_log) == (tmp_path.resolve(), "a.log")
+    assert parse_args([]).test_hooks is False, "test hooks are off by default"
+
+
+async def test_server_process_streams_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
+    port, access_log = free_port(), tmp_path / "access.log"
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "server",
+        "--port",
+        str(port),
+        "--db",
+        str(tmp_path / "r.db"),
+        "--demo-token-ms",
+        "1",
+        "--access-log",
+        str(access_log),
+        cwd=REPO,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert process.stdout is not None
+        line = await asyncio.wait_for(process.stdout.readline(), 20)
+        assert f"http://127.0.0.1:{port}/" in line.decode()
+        base = f"http://127.0.0.1:{port}"
+        async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as session:
+            await (await session.get(f"{base}/api/session")).read()
+            chat = await (await session.post(f"{base}/api/chats")).json()
+            response = await session.post(
+                f"{base}/api/respond/stream", json={"chatId": chat["id"], "prompt": "hi"}
+            )
+            events = events_of(await response.read())
+        assert events[-1]["type"] == "done"
+        process.send_signal(signal.SIGINT)
+        assert await asyncio.wait_for(process.wait(), 10) == 0
+        assert "POST /api/respond/stream" in access_log.read_text()
+        assert process.stderr is not None
+        log = (await process.stderr.read()).decode()
+        assert "run end" in log and "status=completed" in log and "Traceback" not in log
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()

@@ -1,0 +1,66 @@
+"""Another user's chat or run is 404 for reading, streaming, cancelling and resuming."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.server.conftest import MakeApi
+from tests.server.helpers import Api, read_events
+
+
+@pytest.fixture
+async def bob(make_api: MakeApi) -> Api:
+    return await make_api("bob")
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "code"),
+    [
+        pytest.param("GET", "/api/chats/{chat}", "chat_not_found", id="read-chat"),
+        pytest.param("DELETE", "/api/chats/{chat}", "chat_not_found", id="delete-chat"),
+        pytest.param("POST", "/api/chats/{chat}/compact", "chat_not_found", id="compact-chat"),
+        pytest.param("GET", "/api/runs/{run}", "run_not_found", id="read-run"),
+        pytest.param("GET", "/api/runs/{run}/events", "run_not_found", id="resume-run"),
+        pytest.param("POST", "/api/runs/{run}/cancel", "run_not_found", id="cancel-run"),
+    ],
+)
+async def test_other_users_resources_are_404(
+    api: Api, bob: Api, method: str, path: str, code: str
+) -> None:
+    chat_id = await api.new_chat()
+    response = await api.stream(chat_id, runId="run_alice")
+    await read_events(response, 1)
+    url = path.format(chat=chat_id, run="run_alice")
+    body = await bob.json(method, url, expect=404)
+    assert body["error"]["code"] == code
+    await response.read()
+    assert (await api.run("run_alice"))["status"] == "completed", "bob changed nothing"
+    assert (await api.json("GET", f"/api/chats/{chat_id}"))["messages"]
+
+
+async def test_streaming_into_another_users_chat_is_404(api: Api, bob: Api) -> None:
+    chat_id = await api.new_chat()
+    response = await bob.stream(chat_id)
+    assert response.status == 404
+    assert (await response.json())["error"]["code"] == "chat_not_found"
+
+
+async def test_regenerating_another_users_run_is_404(api: Api, bob: Api) -> None:
+    alice_chat = await api.new_chat()
+    await api.run_turn(alice_chat, runId="run_a1")
+    bob_chat = await bob.new_chat()
+    response = await bob.stream(bob_chat, retryOfRunId="run_a1")
+    assert response.status == 404
+    assert (await response.json())["error"]["code"] == "run_not_found"
+
+
+async def test_chat_list_shows_only_own_chats(api: Api, bob: Api) -> None:
+    mine = await api.new_chat("mine")
+    await bob.new_chat("bob's")
+    assert [chat["id"] for chat in await api.json("GET", "/api/chats")] == [mine]
+
+
+async def test_scenario_trace_of_run_is_visible_to_test_hooks_only(api: Api) -> None:
+    chat_id = await api.new_chat()
+    await api.run_turn(chat_id, runId="run_traced")
+    assert (await api.trace("run_traced"))["runId"] == "run_traced"

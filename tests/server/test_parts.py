@@ -1,0 +1,166 @@
+"""An assistant message's parts, built from its events (the shape ``app/history.py`` reads)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from server.parts import PartsBuilder
+
+E = dict[str, Any]
+
+
+def build(events: list[E]) -> list[E]:
+    builder = PartsBuilder()
+    for event in events:
+        builder.apply(event)
+    return builder.snapshot()
+
+
+def text(value: str) -> E:
+    return {"type": "text", "text": value}
+
+
+@pytest.mark.parametrize(
+    ("events", "parts"),
+    [
+        pytest.param([text("Ol"), text("á")], [{"type": "text", "text": "Olá"}], id="text-joined"),
+        pytest.param(
+            [{"type": "assistant_text_delta", "text": "a"}, text("b")],
+            [{"type": "text", "text": "ab"}],
+            id="legacy-alias",
+        ),
+        pytest.param(
+            [{"type": "thinking_start"}, {"type": "thinking", "text": "hm"}, text("ok")],
+            [{"type": "thinking", "text": "hm"}, {"type": "text", "text": "ok"}],
+            id="thinking-then-text",
+        ),
+        pytest.param(
+            [
+                {"type": "tool_call_started", "toolCallId": "c", "toolName": "s"},
+                {"type": "tool_call_arguments_delta", "toolCallId": "c", "delta": '{"q":'},
+                {"type": "tool_call_arguments_delta", "toolCallId": "c", "delta": '"x"}'},
+                {
+                    "type": "tool_call_completed",
+                    "toolCallId": "c",
+                    "toolName": "s",
+                    "arguments": {"q": "x"},
+                },
+                {"type": "tool_result", "toolCallId": "c", "result": [1], "isError": False},
+            ],
+            [
+                {
+                    "type": "tool_call",
+                    "toolCallId": "c",
+                    "toolName": "s",
+                    "argumentsText": '{"q":"x"}',
+                    "arguments": {"q": "x"},
+                    "status": "done",
+                    "result": [1],
+                    "isError": False,
+                }
+            ],
+            id="tool-call-lifecycle",
+        ),
+        pytest.param(
+            [
+                text("a"),
+                {"type": "tool_result", "toolCallId": "c", "result": "no", "isError": True},
+                text("b"),
+            ],
+            [
+                text("a"),
+                {
+                    "type": "tool_call",
+                    "toolCallId": "c",
+                    "toolName": "",
+                    "argumentsText": "",
+                    "arguments": None,
+                    "status": "error",
+                    "result": "no",
+                    "isError": True,
+                },
+                text("b"),
+            ],
+            id="text-around-a-failed-tool",
+        ),
+        pytest.param(
+            [
+                {"type": "image_generation_started", "imageId": "i", "prompt": "p"},
+                {
+                    "type": "image_generation_completed",
+                    "imageId": "i",
+                    "url": "data:image/png;,",
+                    "alt": "a",
+                },
+            ],
+            [
+                {
+                    "type": "image",
+                    "imageId": "i",
+                    "toolCallId": None,
+                    "prompt": "p",
+                    "status": "completed",
+                    "url": "data:image/png;,",
+                    "alt": "a",
+                    "error": None,
+                }
+            ],
+            id="image-completed",
+        ),
+        pytest.param(
+            [{"type": "image_generation_failed", "imageId": "i", "error": "x"}],
+            [
+                {
+                    "type": "image",
+                    "imageId": "i",
+                    "toolCallId": None,
+                    "prompt": "",
+                    "status": "failed",
+                    "url": None,
+                    "alt": None,
+                    "error": "x",
+                }
+            ],
+            id="image-failed-without-start",
+        ),
+        pytest.param(
+            [
+                {"type": "continuation_transition", "mode": "replay", "recovered": False},
+                text("x"),
+                {"type": "continuation_transition", "mode": "replay", "recovered": True},
+            ],
+            [
+                {"type": "continuation", "mode": "replay", "recovered": True, "reason": None},
+                text("x"),
+            ],
+            id="continuation-recovers-in-place",
+        ),
+        pytest.param(
+            [{"type": "system_event", "kind": "tool_loop_exhausted", "message": "m"}],
+            [{"type": "system_event", "kind": "tool_loop_exhausted", "message": "m"}],
+            id="system-event",
+        ),
+        pytest.param(
+            [
+                {"type": "context_info"},
+                {"type": "done"},
+                {"type": "mystery"},
+                {"type": "text"},
+                {"type": "thinking", "text": None},
+            ],
+            [{"type": "thinking", "text": "None"}],
+            id="non-part-and-malformed-events",
+        ),
+    ],
+)
+def test_events_build_parts(events: list[E], parts: list[E]) -> None:
+    assert build(events) == parts
+
+
+def test_builder_resumes_from_persisted_parts() -> None:
+    builder = PartsBuilder([{"type": "text", "text": "Hel"}])
+    builder.apply(text("lo"))
+    assert builder.snapshot() == [{"type": "text", "text": "Hello"}]
+    assert builder.text() == "Hello"
