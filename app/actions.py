@@ -1,0 +1,228 @@
+"""The actions the reducer understands.
+
+Chat actions change the chat list, the selection or the notices. Run actions carry the
+``run_id`` they are about and ``at``, the clock time (ms) the trace records; the reducer drops
+a run action unless its run is current (in its chat's ``live_runs``), except the two that make
+a run current: :class:`RunStarted` and :class:`ResumeStarted`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from app.errors import TimeoutKind
+from app.protocol import SkippedFrame, StreamEvent
+from app.state import ChatState, ErrorInfo, RunState
+
+# --- chat actions ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ChatSelected:
+    """Show a chat (``None``: a new, unsaved chat)."""
+
+    chat_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ChatsListed:
+    """The server's chat list, newest first: ``(chat_id, title)`` pairs."""
+
+    chats: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ChatCreated:
+    """A chat was created here; it is empty and selected if nothing else was meanwhile."""
+
+    chat_id: str
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChatLoaded:
+    """A chat's history arrived (ignored if the chat already has messages here)."""
+
+    chat: ChatState
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorRaised:
+    """A request failed outside a run; ``draft`` gives the prompt back to the composer."""
+
+    error: ErrorInfo
+    draft: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorDismissed:
+    """The user closed the error banner."""
+
+
+@dataclass(frozen=True, slots=True)
+class NoticeDismissed:
+    """The fallback toast went away."""
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptShown:
+    """Flip an assistant message of the active chat to attempt ``index`` (0-based)."""
+
+    message_id: str
+    index: int
+
+
+# --- run actions -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RunStarted:
+    """A new run: a send (new user + assistant message) or a regenerate (new attempt)."""
+
+    run_id: str
+    at: float
+    chat_id: str
+    message_id: str  # the assistant message (existing for a regenerate)
+    prompt: str
+    user_message_id: str | None = None  # the new user message of a send; None: regenerate
+    attempt: int = 1
+    retry_of_run_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PreStreamFailed:
+    """The request failed before the stream started: the run is withdrawn."""
+
+    run_id: str
+    at: float
+    error: ErrorInfo
+
+
+@dataclass(frozen=True, slots=True)
+class BytesReceived:
+    """Bytes arrived; ``keepalives`` is the comment count of this connection so far."""
+
+    run_id: str
+    at: float
+    keepalives: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class EventReceived:
+    """A valid stream event was read for this run."""
+
+    run_id: str
+    at: float
+    event: StreamEvent
+
+
+@dataclass(frozen=True, slots=True)
+class FrameSkipped:
+    """A frame was skipped as a protocol issue (its seq may still count as seen)."""
+
+    run_id: str
+    at: float
+    frame: SkippedFrame
+
+
+@dataclass(frozen=True, slots=True)
+class IssuesRecorded:
+    """The SSE decoder ignored malformed input (recorded in the trace)."""
+
+    run_id: str
+    at: float
+    issues: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class StreamEnded:
+    """The connection ended without a terminal event."""
+
+    run_id: str
+    at: float
+    reason: Literal["eof", "network"]
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class StreamFailed:
+    """The client gave up on the stream: a protocol error or a timeout."""
+
+    run_id: str
+    at: float
+    reason: Literal["protocol", "timeout"]
+    error: ErrorInfo
+    timeout: TimeoutKind | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeStarted:
+    """Read the run's events again after its last seq (``recovering``: after a lost cancel)."""
+
+    run_id: str
+    at: float
+    automatic: bool = False
+    recovering: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeFailed:
+    """The resume request failed (``expired``: 410, only Regenerate remains)."""
+
+    run_id: str
+    at: float
+    reason: Literal["expired", "resume_failed"]
+    error: ErrorInfo
+
+
+@dataclass(frozen=True, slots=True)
+class StopRequested:
+    """The user pressed Stop: the reader is aborted, a cancel goes to the server."""
+
+    run_id: str
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class CancelSettled:
+    """The cancel ended: confirmed by the server, or not before the deadline."""
+
+    run_id: str
+    at: float
+    confirmation: Literal["confirmed", "unconfirmed"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunRestored:
+    """The server's persisted record of a settled run replaces the local copy."""
+
+    run_id: str
+    at: float
+    run: RunState
+
+
+ChatAction = (
+    ChatSelected
+    | ChatsListed
+    | ChatCreated
+    | ChatLoaded
+    | ErrorRaised
+    | ErrorDismissed
+    | NoticeDismissed
+    | AttemptShown
+)
+RunUpdate = (
+    BytesReceived
+    | FrameSkipped
+    | IssuesRecorded
+    | StreamEnded
+    | StreamFailed
+    | ResumeFailed
+    | StopRequested
+    | CancelSettled
+)
+"""Run actions that change only the run itself (see ``runs.reduce_run``)."""
+RunAction = PreStreamFailed | EventReceived | RunUpdate
+"""Run actions applied only to a current run."""
+Action = ChatAction | RunStarted | ResumeStarted | RunRestored | RunAction

@@ -1,0 +1,296 @@
+"""The chat stream store with its commands: the Python ``useChatStream`` (SPEC §6).
+
+``ChatStream`` owns a :class:`~app.store.Store` of :class:`~app.state.State` and turns user
+commands into actions and background tasks (see :mod:`app.runner`). Commands return at once:
+what they change first (a new user message, ``cancelling``) is dispatched synchronously, the
+network work runs in a task that is returned (``None`` when the command does not apply), so
+tests can await it and the browser can ignore it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import traceback
+import uuid
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from app.actions import (
+    Action,
+    AttemptShown,
+    ChatSelected,
+    ErrorDismissed,
+    NoticeDismissed,
+    ResumeStarted,
+    RunStarted,
+    StopRequested,
+)
+from app.cancel import settle_cancel
+from app.chats import ChatLoader
+from app.config import ClientConfig
+from app.protocol import RespondStreamBody
+from app.reducer import reduce
+from app.runner import RunEnv, Window, drive, read_resumed
+from app.state import SETTLED, ChatState, MessageState, RunState, State, settled_runs
+from app.store import Listener, Store
+from app.trace import Clock, RunTrace, monotonic_ms
+from app.transport import Transport
+
+Task = asyncio.Task[Any]
+
+
+def new_id(prefix: str) -> str:
+    """A fresh client-made id such as ``run_3f2a…`` (uuid4 hex)."""
+    return f"{prefix}_{uuid.uuid4().hex}"
+
+
+def _print_error(error: BaseException) -> None:
+    traceback.print_exception(error)
+
+
+@dataclass(frozen=True, slots=True)
+class SendOptions:
+    """Composer options sent with a prompt (reused by a regenerate of its answer)."""
+
+    thinking_enabled: bool = False
+    reasoning_effort: Literal["low", "medium", "high"] | None = None
+    tool_intent: bool = False
+    model_id: str | None = None
+    attachment_ids: tuple[str, ...] = ()
+
+    def body(
+        self, chat_id: str, prompt: str, run_id: str, retry_of: str | None
+    ) -> RespondStreamBody:
+        """The ``POST /api/respond/stream`` body for one run."""
+        return RespondStreamBody(
+            chat_id=chat_id,
+            prompt=prompt,
+            thinking_enabled=self.thinking_enabled,
+            reasoning_effort=self.reasoning_effort,
+            tool_intent=self.tool_intent,
+            model_id=self.model_id,
+            attachment_ids=list(self.attachment_ids),
+            run_id=run_id,
+            retry_of_run_id=retry_of,
+        )
+
+
+class ChatStream:
+    """The observable chat store: ``get_state``, ``subscribe`` and the chat commands."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        config: ClientConfig | None = None,
+        clock: Clock = monotonic_ms,
+        is_online: Callable[[], bool] = lambda: True,
+        make_id: Callable[[str], str] = new_id,
+        on_trace: Callable[[RunTrace], None] | None = None,
+        on_error: Callable[[BaseException], None] = _print_error,
+    ) -> None:
+        self._store: Store[State, Action] = Store(State(), reduce, on_error)
+        self._env = RunEnv(self._store, transport, config or ClientConfig(), clock, is_online)
+        self._make_id = make_id
+        self._on_error = on_error
+        self._tasks: set[Task] = set()
+        self._work: dict[str, Task] = {}  # run id -> the task reading or cancelling it
+        self._chats = ChatLoader(
+            self._store, transport, self._track, lambda run: self._resume_run(run, automatic=True)
+        )
+        self._options: dict[str, SendOptions] = {}
+        self._preparing = False
+        if on_trace is not None:
+            self._store.subscribe(lambda state, previous: _report(on_trace, state, previous))
+
+    # --- the store ------------------------------------------------------------------------------
+
+    def get_state(self) -> State:
+        """The current state."""
+        return self._store.get_state()
+
+    def subscribe(self, listener: Listener[State]) -> Callable[[], None]:
+        """Call ``listener(state, previous)`` on every change; returns unsubscribe."""
+        return self._store.subscribe(listener)
+
+    # --- commands -------------------------------------------------------------------------------
+
+    def send(
+        self,
+        prompt: str,
+        *,
+        thinking_enabled: bool = False,
+        reasoning_effort: Literal["low", "medium", "high"] | None = None,
+        tool_intent: bool = False,
+        model_id: str | None = None,
+        attachment_ids: Sequence[str] = (),
+    ) -> Task | None:
+        """Send a prompt in the active chat (created first if there is none)."""
+        options = SendOptions(
+            thinking_enabled, reasoning_effort, tool_intent, model_id, tuple(attachment_ids)
+        )
+        state = self.get_state()
+        if (not prompt.strip() and not attachment_ids) or state.is_generating or self._preparing:
+            return None
+        chat = state.active_chat
+        if chat is not None and chat.loaded:
+            return self._start_send(chat.chat_id, prompt, options)
+        self._preparing = True
+        return self._spawn(self._prepare_and_send(state.active_chat_id, prompt, options))
+
+    def stop(self) -> Task | None:
+        """Stop the active chat's generation: abort the reader, cancel on the server."""
+        chat = self.get_state().active_chat
+        live = [] if chat is None else [r for r in chat.live_runs if chat.runs[r].is_live]
+        tasks = [self._stop_run(run_id) for run_id in live]
+        return tasks[-1] if tasks else None
+
+    def resume(self, message_id: str) -> Task | None:
+        """Resume the shown attempt of an interrupted answer from its last seq."""
+        run = self._answer(message_id)[2]
+        if run is None or not run.can_resume:
+            return None
+        return self._resume_run(run.run_id, automatic=False)
+
+    def regenerate(self, message_id: str) -> Task | None:
+        """A new attempt (new run, attempt + 1) at the answer ``message_id``."""
+        chat, message, run = self._answer(message_id)
+        if chat is None or message is None or run is None or chat.is_generating:
+            return None
+        attempts = [chat.runs[r] for r in message.run_ids]
+        prompt = chat.find_message(message.reply_to) if message.reply_to else None
+        if prompt is None or not all(a.status in SETTLED for a in attempts):
+            return None
+        latest = max(attempts, key=lambda a: a.attempt)
+        run_id = self._make_id("run")
+        self._store.dispatch(
+            RunStarted(
+                run_id,
+                self._env.clock(),
+                chat.chat_id,
+                message.id,
+                prompt.text,
+                attempt=latest.attempt + 1,
+                retry_of_run_id=latest.run_id,
+            )
+        )
+        options = self._options.get(latest.run_id, SendOptions())
+        self._options[run_id] = options
+        body = options.body(chat.chat_id, prompt.text, run_id, latest.run_id)
+        return self._begin(run_id, drive(self._env, run_id, body))
+
+    def select_chat(self, chat_id: str) -> asyncio.Task[bool] | None:
+        """Show a chat; its history is fetched the first time (a running run is re-attached)."""
+        self._store.dispatch(ChatSelected(chat_id))
+        chat = self.get_state().chats[chat_id]
+        return None if chat.loaded or chat.messages else self._chats.load(chat_id)
+
+    def new_chat(self) -> None:
+        """Show an empty chat; it is created on the server by its first send."""
+        self._store.dispatch(ChatSelected(None))
+
+    def refresh_chats(self) -> Task:
+        """Fetch the chat list."""
+        return self._spawn(self._chats.refresh())
+
+    def show_attempt(self, message_id: str, index: int) -> None:
+        """Show attempt ``index`` (0-based) of an answer in the active chat."""
+        self._store.dispatch(AttemptShown(message_id, index))
+
+    def dismiss_error(self) -> None:
+        """Hide the error banner."""
+        self._store.dispatch(ErrorDismissed())
+
+    def dismiss_notice(self) -> None:
+        """Hide the fallback toast."""
+        self._store.dispatch(NoticeDismissed())
+
+    async def wait_idle(self) -> None:
+        """Wait until no background task is left (tests, teardown)."""
+        while self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def close(self) -> None:
+        """Abort every reader and cancel every task (page teardown); server runs go on."""
+        for run_id in list(self._work):
+            self._env.transport.abort(run_id)
+        for task in list(self._tasks):
+            task.cancel()
+
+    # --- internals ------------------------------------------------------------------------------
+
+    def _start_send(self, chat_id: str, prompt: str, options: SendOptions) -> Task:
+        run_id, answer_id, prompt_id = (self._make_id(p) for p in ("run", "msg", "msg"))
+        self._store.dispatch(
+            RunStarted(run_id, self._env.clock(), chat_id, answer_id, prompt, prompt_id)
+        )
+        self._options[run_id] = options
+        body = options.body(chat_id, prompt, run_id, None)
+        return self._begin(run_id, drive(self._env, run_id, body))
+
+    async def _prepare_and_send(
+        self, chat_id: str | None, prompt: str, options: SendOptions
+    ) -> None:
+        try:
+            ready = await (
+                self._chats.create(prompt)
+                if chat_id is None
+                else self._chats.ensure_loaded(chat_id, prompt)
+            )
+        finally:
+            self._preparing = False
+        if ready is not None and not self.get_state().chats[ready].is_generating:
+            await self._start_send(ready, prompt, options)
+
+    def _stop_run(self, run_id: str) -> Task:
+        self._store.dispatch(StopRequested(run_id, self._env.clock()))
+        self._env.transport.abort(run_id)
+        reader = self._work.pop(run_id, None)
+        if reader is not None:
+            reader.cancel()
+        return self._begin(run_id, settle_cancel(self._env, run_id))
+
+    def _resume_run(self, run_id: str, *, automatic: bool) -> Task | None:
+        before = self.get_state()
+        if self._store.dispatch(ResumeStarted(run_id, self._env.clock(), automatic)) is before:
+            return None
+        return self._begin(run_id, self._read_resumed(run_id))
+
+    async def _read_resumed(self, run_id: str) -> None:
+        await read_resumed(self._env, run_id, Window())
+
+    def _answer(
+        self, message_id: str
+    ) -> tuple[ChatState | None, MessageState | None, RunState | None]:
+        chat = self.get_state().active_chat
+        message = None if chat is None else chat.find_message(message_id)
+        if chat is None or message is None or message.role != "assistant":
+            return chat, None, None
+        return chat, message, chat.shown_run(message)
+
+    def _begin(self, run_id: str, work: Coroutine[Any, Any, None]) -> Task:
+        task = self._work[run_id] = self._spawn(work)
+        task.add_done_callback(
+            lambda done: self._work.pop(run_id) if self._work.get(run_id) is done else None
+        )
+        return task
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> Task:
+        task: Task = asyncio.ensure_future(work)
+        self._track(task)
+        return task
+
+    def _track(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.add(task)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            self._on_error(task.exception())  # type: ignore[arg-type]
+
+
+def _report(on_trace: Callable[[RunTrace], None], state: State, previous: State) -> None:
+    for run in settled_runs(state, previous):
+        on_trace(run.trace)

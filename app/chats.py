@@ -1,0 +1,84 @@
+"""Chats on the server: the list, a chat's history (fetched once), and creating one.
+
+A chat's history is fetched the first time it is shown; after that the store's own state is
+the truth (a run streamed here is fresher than any history). A run the history reports still
+running is handed to ``reattach`` so the store resumes it (SPEC §5, page reload).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from app.actions import Action, ChatCreated, ChatLoaded, ChatsListed, ErrorRaised
+from app.errors import ChatError
+from app.history import chat_from_detail, detached_runs
+from app.runner import error_info
+from app.state import ErrorInfo, State
+from app.store import Store
+from app.transport import Transport
+
+NOT_LOADED = ErrorInfo("chat_not_loaded", "The chat could not be loaded.")
+
+
+class ChatLoader:
+    """Fetches chats into the store; one history request per chat at a time."""
+
+    def __init__(
+        self,
+        store: Store[State, Action],
+        transport: Transport,
+        track: Callable[[asyncio.Task[Any]], None],
+        reattach: Callable[[str], object],
+    ) -> None:
+        self._store, self._transport = store, transport
+        self._track, self._reattach = track, reattach
+        self._loads: dict[str, asyncio.Task[bool]] = {}
+
+    def load(self, chat_id: str) -> asyncio.Task[bool]:
+        """Fetch the chat's history (the pending request if one is already running)."""
+        task = self._loads.get(chat_id)
+        if task is None:
+            task = self._loads[chat_id] = asyncio.ensure_future(self._fetch(chat_id))
+            self._track(task)
+            task.add_done_callback(lambda _: self._loads.pop(chat_id, None))
+        return task
+
+    async def ensure_loaded(self, chat_id: str, prompt: str) -> str | None:
+        """The chat id once its history is in; else None, with the prompt given back."""
+        if await self.load(chat_id):
+            return chat_id
+        error = self._store.get_state().last_error or NOT_LOADED
+        self._store.dispatch(ErrorRaised(error, draft=prompt))
+        return None
+
+    async def create(self, prompt: str) -> str | None:
+        """A new chat's id; None (the prompt given back) if the server refused."""
+        try:
+            summary = await self._transport.create_chat()
+        except ChatError as error:
+            self._store.dispatch(ErrorRaised(error_info(error), draft=prompt))
+            return None
+        self._store.dispatch(ChatCreated(summary.id, summary.title))
+        return summary.id
+
+    async def refresh(self) -> None:
+        """Fetch the chat list."""
+        try:
+            summaries = await self._transport.list_chats()
+        except ChatError as error:
+            self._store.dispatch(ErrorRaised(error_info(error)))
+            return
+        self._store.dispatch(ChatsListed(tuple((s.id, s.title) for s in summaries)))
+
+    async def _fetch(self, chat_id: str) -> bool:
+        try:
+            detail = await self._transport.get_chat(chat_id)
+        except ChatError as error:
+            self._store.dispatch(ErrorRaised(error_info(error)))
+            return False
+        self._store.dispatch(ChatLoaded(chat_from_detail(detail)))
+        for run_id in detached_runs(self._store.get_state().chats[chat_id]):
+            self._reattach(run_id)
+        return True

@@ -1,0 +1,68 @@
+"""Client settings: run timeouts, the cancel deadline and the event size limit (SPEC §2, §5).
+
+Tests set them through the page URL (``/?idleTimeoutMs=1500``): ``firstEventTimeoutMs``,
+``idleTimeoutMs``, ``totalTimeoutMs``, ``cancelDeadlineMs``, ``cancelPollMs``, ``maxEventBytes``,
+each a positive integer. A bad value never crashes the
+page: the default is kept and a warning is recorded in :attr:`ClientConfig.warnings` (the
+browser shell logs them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from urllib.parse import parse_qsl
+
+_MAX_DIGITS = 12  # NOTE: ~30 years in ms; longer digit strings are a typo, not a setting
+
+
+@dataclass(frozen=True, slots=True)
+class ClientConfig:
+    """Timeouts and limits of the chat client (milliseconds, bytes)."""
+
+    first_event_timeout_ms: int = 30_000  # request start -> first event (keepalives don't count)
+    idle_timeout_ms: int = 60_000  # last event -> next event (keepalives don't count)
+    total_timeout_ms: int = 600_000  # request start -> terminal event
+    cancel_deadline_ms: int = 5_000  # Stop -> server confirmation, else "unconfirmed"
+    cancel_poll_ms: int = 250  # interval of GET /api/runs/{id} while a cancel is pending
+    max_event_bytes: int = 1_048_576  # one SSE line or event; longer is event_too_large
+    auto_resume: bool = True  # resume once, automatically, when the connection drops
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+
+    @classmethod
+    def from_query(cls, query: Mapping[str, str]) -> ClientConfig:
+        """Settings from URL query parameters; bad values keep the default, with a warning."""
+        default, warnings = cls(), []
+
+        def read(name: str, value: int) -> int:
+            raw = query.get(name)
+            if raw is None:
+                return value
+            parsed = _positive_int(raw)
+            if parsed is None:
+                warnings.append(f"{name}={raw!r} is not a positive integer; using {value}")
+                return value
+            return parsed
+
+        return cls(
+            first_event_timeout_ms=read("firstEventTimeoutMs", default.first_event_timeout_ms),
+            idle_timeout_ms=read("idleTimeoutMs", default.idle_timeout_ms),
+            total_timeout_ms=read("totalTimeoutMs", default.total_timeout_ms),
+            cancel_deadline_ms=read("cancelDeadlineMs", default.cancel_deadline_ms),
+            cancel_poll_ms=read("cancelPollMs", default.cancel_poll_ms),
+            max_event_bytes=read("maxEventBytes", default.max_event_bytes),
+            warnings=tuple(warnings),
+        )
+
+    @classmethod
+    def from_query_string(cls, search: str) -> ClientConfig:
+        """Settings from ``location.search`` (``"?idleTimeoutMs=1500"``); the last value wins."""
+        return cls.from_query(dict(parse_qsl(search.removeprefix("?"), keep_blank_values=True)))
+
+
+def _positive_int(raw: str) -> int | None:
+    text = raw.strip()
+    if not text.isascii() or not text.isdigit() or len(text) > _MAX_DIGITS:
+        return None
+    value = int(text)
+    return value if value > 0 else None

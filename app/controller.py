@@ -1,0 +1,109 @@
+"""Page intents → store commands (pure: the browser adapter reads the DOM and calls this)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from app.chat_stream import ChatStream
+
+Effort = Literal["low", "medium", "high"]
+KeyIntent = Literal["send", "stop", "newline", "none"]
+
+
+@dataclass(frozen=True, slots=True)
+class Composer:
+    """What the composer holds when the user sends."""
+
+    prompt: str
+    thinking: bool = False
+    reasoning_effort: Effort | None = None
+    tools: bool = False
+    model_id: str | None = None
+    attachment_ids: tuple[str, ...] = ()
+
+
+def key_intent(key: str, *, shift: bool, composing: bool = False) -> KeyIntent:
+    """Enter sends, Shift+Enter adds a line, Escape stops (never while an IME composes)."""
+    if composing:
+        return "none"
+    if key == "Enter":
+        return "newline" if shift else "send"
+    return "stop" if key == "Escape" else "none"
+
+
+class Controller:
+    """Turns clicks, keys and submits into :class:`ChatStream` commands."""
+
+    def __init__(
+        self,
+        stream: ChatStream,
+        copy_text: Callable[[str], None],
+        compact_chat: Callable[[str], None],
+    ) -> None:
+        self._stream = stream
+        self._copy_text = copy_text
+        self._compact_chat = compact_chat
+
+    def submit(self, composer: Composer) -> bool:
+        """Send the prompt; ``True`` when it was taken (the composer may be cleared)."""
+        task = self._stream.send(
+            composer.prompt,
+            thinking_enabled=composer.thinking,
+            reasoning_effort=composer.reasoning_effort if composer.thinking else None,
+            tool_intent=composer.tools,
+            model_id=composer.model_id,
+            attachment_ids=composer.attachment_ids,
+        )
+        return task is not None
+
+    def select_chat(self, chat_id: str) -> None:
+        """Show a chat from the list."""
+        self._stream.select_chat(chat_id)
+
+    def click(self, action: str, message_id: str | None = None) -> None:
+        """A ``[data-action]`` button was pressed (on the message ``message_id``, if any)."""
+        if message_id is not None and self._on_message(action, message_id):
+            return
+        match action:
+            case "stop":
+                self._stream.stop()
+            case "new-chat":
+                self._stream.new_chat()
+            case "dismiss-error":
+                self._stream.dismiss_error()
+            case "dismiss-toast":
+                self._stream.dismiss_notice()
+            case "compact":
+                chat_id = self._stream.get_state().active_chat_id
+                if chat_id is not None:
+                    self._compact_chat(chat_id)
+
+    def _on_message(self, action: str, message_id: str) -> bool:
+        match action:
+            case "resume":
+                self._stream.resume(message_id)
+            case "regenerate":
+                self._stream.regenerate(message_id)
+            case "attempt-prev" | "attempt-next":
+                self._show_attempt(message_id, -1 if action == "attempt-prev" else 1)
+            case "copy":
+                self._copy(message_id)
+            case _:
+                return False
+        return True
+
+    def _show_attempt(self, message_id: str, step: int) -> None:
+        chat = self._stream.get_state().active_chat
+        message = None if chat is None else chat.find_message(message_id)
+        if message is not None:
+            index = min(max(message.shown + step, 0), len(message.run_ids) - 1)
+            self._stream.show_attempt(message.id, index)
+
+    def _copy(self, message_id: str) -> None:
+        chat = self._stream.get_state().active_chat
+        message = None if chat is None else chat.find_message(message_id)
+        run = None if chat is None or message is None else chat.shown_run(message)
+        if run is not None and run.status == "completed":
+            self._copy_text(run.text)

@@ -1,0 +1,164 @@
+"""A chat's history from the server (``GET /api/chats/{id}``) as client state.
+
+Persisted parts are the camelCase JSON objects of ``server/parts.py``; :func:`parts_from_json`
+reads them tolerantly (an unknown or malformed part is skipped, never fatal).
+
+The server stores each assistant attempt as its own message answering ``parent_id``; the
+client groups the attempts of one answer into one :class:`MessageState` (attempt 1 first,
+the latest shown). A run the server still reports ``running`` becomes ``interrupted`` with
+reason ``detached``: the store re-attaches to it at once by resuming (SPEC §5, page reload).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from app.parts import (
+    ContinuationPart,
+    ImagePart,
+    Part,
+    Parts,
+    SystemEventPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+)
+from app.protocol import ChatDetail, MessageOut
+from app.state import ChatState, EndReason, MessageState, RunState, RunStatus
+from app.text import Text
+from app.trace import RunTrace
+
+_STATUS: dict[str, tuple[RunStatus, EndReason | None]] = {
+    "running": ("interrupted", "detached"),
+    "completed": ("completed", None),
+    "cancelled": ("cancelled", None),
+    "failed": ("failed", "error"),
+    "interrupted": ("interrupted", "eof"),
+}
+
+
+def chat_from_detail(detail: ChatDetail) -> ChatState:
+    """The chat with its messages grouped into turns and its runs by id."""
+    messages: list[MessageState] = []
+    runs: dict[str, RunState] = {}
+    groups: dict[str, int] = {}  # parent id -> index of its assistant message in `messages`
+    for out in detail.messages:
+        if out.role == "user":
+            messages.append(MessageState(out.id, "user", text=out.text, server_id=out.id))
+            continue
+        run = run_from_message(detail.id, out)
+        runs[run.run_id] = run
+        index = groups.get(out.parent_id or out.id)
+        if index is None:
+            groups[out.parent_id or out.id] = len(messages)
+            messages.append(_answer(out, run))
+        else:
+            messages[index] = _add_attempt(messages[index], run, runs)
+    return ChatState(detail.id, detail.title, tuple(messages), runs, loaded=True)
+
+
+def run_from_message(chat_id: str, out: MessageOut) -> RunState:
+    """One persisted assistant message as a settled run (parts from history)."""
+    status, reason = _STATUS.get(out.status or "completed", ("completed", None))
+    parts = parts_from_json(out.parts)
+    if not parts and out.text:
+        parts = (TextPart(Text(out.text)),)
+    run_id = out.run_id or f"stored_{out.id}"
+    return RunState(
+        run_id=run_id,
+        chat_id=chat_id,
+        attempt=out.attempt,
+        status=status,
+        parts=parts,
+        reason=reason,
+        cancel="confirmed" if status == "cancelled" else None,
+        has_gap=out.partial and status == "completed",
+        message_id=out.id,
+        from_history=True,
+        trace=RunTrace(run_id, outcome=status),
+    )
+
+
+def _answer(out: MessageOut, run: RunState) -> MessageState:
+    return MessageState(
+        out.id, "assistant", server_id=out.id, reply_to=out.parent_id, run_ids=(run.run_id,)
+    )
+
+
+def _add_attempt(message: MessageState, run: RunState, runs: dict[str, RunState]) -> MessageState:
+    """``message`` with ``run`` among its attempts, sorted by attempt; the latest shown."""
+    run_ids = sorted((*message.run_ids, run.run_id), key=lambda r: runs[r].attempt)
+    return replace(message, run_ids=tuple(run_ids), shown=len(run_ids) - 1)
+
+
+def detached_runs(chat: ChatState) -> tuple[str, ...]:
+    """Runs still running on the server when the history was read (to re-attach to)."""
+    return tuple(r.run_id for r in chat.runs.values() if r.reason == "detached")
+
+
+# --- Parts persisted by the server (chat history) ----------------------------------------------
+
+
+def parts_from_json(items: Sequence[Mapping[str, Any]]) -> Parts:
+    """Parts from the server's persisted JSON parts; unknown or malformed items are skipped."""
+    parts: list[Part] = []
+    for item in items:
+        reader = _READERS.get(str(item.get("type")))
+        if reader is None:
+            continue
+        try:
+            parts.append(reader(item))
+        except (KeyError, TypeError, ValueError):
+            continue
+    return tuple(parts)
+
+
+def _str(item: Mapping[str, Any], key: str) -> str:
+    value = item.get(key)
+    return "" if value is None else str(value)
+
+
+def _opt(item: Mapping[str, Any], key: str) -> str | None:
+    value = item.get(key)
+    return None if value is None else str(value)
+
+
+def _tool_from_json(item: Mapping[str, Any]) -> ToolCallPart:
+    status = item.get("status")
+    arguments = item.get("arguments")
+    return ToolCallPart(
+        tool_call_id=str(item["toolCallId"]),
+        tool_name=_str(item, "toolName"),
+        arguments_text=_str(item, "argumentsText"),
+        arguments=arguments if isinstance(arguments, dict) else {},
+        status=status if status in ("streaming", "completed", "done", "error") else "completed",
+        result=item.get("result"),
+        is_error=bool(item.get("isError", False)),
+    )
+
+
+def _image_from_json(item: Mapping[str, Any]) -> ImagePart:
+    status = item.get("status")
+    return ImagePart(
+        image_id=str(item["imageId"]),
+        prompt=_str(item, "prompt"),
+        tool_call_id=_opt(item, "toolCallId"),
+        status=status if status in ("pending", "completed", "failed") else "pending",
+        url=_opt(item, "url"),
+        alt=_opt(item, "alt"),
+        error=_opt(item, "error"),
+    )
+
+
+_READERS: Mapping[str, Callable[[Mapping[str, Any]], Part]] = {
+    "text": lambda item: TextPart(Text(_str(item, "text"))),
+    "thinking": lambda item: ThinkingPart(Text(_str(item, "text"))),
+    "tool_call": _tool_from_json,
+    "image": _image_from_json,
+    "continuation": lambda item: ContinuationPart(
+        _str(item, "mode"), bool(item.get("recovered", False)), _opt(item, "reason")
+    ),
+    "system_event": lambda item: SystemEventPart(str(item["kind"]), _str(item, "message")),
+}

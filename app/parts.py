@@ -1,0 +1,259 @@
+"""The parts of an assistant answer, and how content events build them (SPEC §3).
+
+An answer is a tuple of parts in the order they first appeared::
+
+    TextPart(text)                       answer text; consecutive deltas extend one part
+    ThinkingPart(text)                   a reasoning block; ``thinking_start`` opens a new one
+    ToolCallPart(tool_call_id, tool_name, arguments_text, arguments, status, result, is_error)
+                                         status streaming -> completed -> done | error
+    ImagePart(image_id, prompt, tool_call_id, status, url, alt, error)
+                                         status pending -> completed | failed
+    ContinuationPart(mode, recovered, reason)   a ``recovered:false`` marker flips to true
+    SystemEventPart(kind, message)       a timeline marker
+
+The status words match the server's persisted parts (``server/parts.py``), which
+:func:`app.history.parts_from_json` reads back for a chat loaded from history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, TypeVar
+
+from app.protocol import (
+    ContinuationTransitionEvent,
+    ImageGenerationCompletedEvent,
+    ImageGenerationFailedEvent,
+    ImageGenerationStartedEvent,
+    SystemEventEvent,
+    TextEvent,
+    ThinkingEvent,
+    ThinkingStartEvent,
+    ToolCallArgumentsDeltaEvent,
+    ToolCallCompletedEvent,
+    ToolCallStartedEvent,
+    ToolResultEvent,
+    parse_partial_arguments,
+)
+from app.text import Text
+
+ToolStatus = Literal["streaming", "completed", "done", "error"]
+ImageStatus = Literal["pending", "completed", "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class TextPart:
+    """Answer text (markdown)."""
+
+    content: Text = field(default_factory=Text)
+
+    @property
+    def text(self) -> str:
+        """The text so far."""
+        return str(self.content)
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingPart:
+    """One reasoning block."""
+
+    content: Text = field(default_factory=Text)
+
+    @property
+    def text(self) -> str:
+        """The reasoning so far."""
+        return str(self.content)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallPart:
+    """A tool call: live arguments while they stream, then the authoritative ones, then a result."""
+
+    tool_call_id: str
+    tool_name: str = ""
+    arguments_text: str = ""
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    status: ToolStatus = "streaming"
+    result: Any = None
+    is_error: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ImagePart:
+    """A generated image: a placeholder, then the image or the failure."""
+
+    image_id: str
+    prompt: str = ""
+    tool_call_id: str | None = None
+    status: ImageStatus = "pending"
+    url: str | None = None
+    alt: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ContinuationPart:
+    """A continuation transition marker (``recovered`` turns true on success)."""
+
+    mode: str
+    recovered: bool
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SystemEventPart:
+    """A timeline marker such as ``tool_loop_exhausted``."""
+
+    kind: str
+    message: str = ""
+
+
+Part = TextPart | ThinkingPart | ToolCallPart | ImagePart | ContinuationPart | SystemEventPart
+Parts = tuple[Part, ...]
+ContentEvent = (
+    ThinkingStartEvent
+    | ThinkingEvent
+    | TextEvent
+    | ToolCallStartedEvent
+    | ToolCallArgumentsDeltaEvent
+    | ToolCallCompletedEvent
+    | ToolResultEvent
+    | ImageGenerationStartedEvent
+    | ImageGenerationCompletedEvent
+    | ImageGenerationFailedEvent
+    | ContinuationTransitionEvent
+    | SystemEventEvent
+)
+_P = TypeVar("_P", bound=ToolCallPart | ImagePart)
+
+
+def answer_text(parts: Parts) -> str:
+    """All answer text of the parts, joined (thinking excluded)."""
+    return "".join(part.text for part in parts if isinstance(part, TextPart))
+
+
+def apply_content(parts: Parts, event: ContentEvent) -> Parts:
+    """The parts after one content event."""
+    match event:
+        case ThinkingStartEvent():
+            return (*parts, ThinkingPart())
+        case ThinkingEvent(text=text):
+            return _extend(parts, ThinkingPart, text)
+        case TextEvent(text=text):
+            return _extend(parts, TextPart, text)
+        case ToolCallStartedEvent() | ToolCallArgumentsDeltaEvent():
+            return _tool_progress(parts, event)
+        case ToolCallCompletedEvent() | ToolResultEvent():
+            return _tool_end(parts, event)
+        case ImageGenerationStartedEvent() | ImageGenerationCompletedEvent():
+            return _image(parts, event)
+        case ImageGenerationFailedEvent(image_id=image_id, error=error):
+            return _update(parts, ImagePart, image_id, status="failed", error=error)
+        case ContinuationTransitionEvent():
+            return _continuation(parts, event)
+        case SystemEventEvent(kind=kind, message=message):
+            return (*parts, SystemEventPart(kind, message))
+
+
+def _extend(parts: Parts, kind: type[TextPart] | type[ThinkingPart], delta: str) -> Parts:
+    """Append a delta to the last part if it is of ``kind``, else open a new one."""
+    if parts and type(parts[-1]) is kind:
+        last = parts[-1]
+        assert isinstance(last, (TextPart, ThinkingPart))
+        return (*parts[:-1], kind(last.content.append(delta)))
+    return (*parts, kind(Text(delta)))
+
+
+def _find(parts: Parts, kind: type[_P], key: str) -> int | None:
+    """Index of the last part of ``kind`` whose id is ``key``."""
+    for index in range(len(parts) - 1, -1, -1):
+        part = parts[index]
+        if isinstance(part, kind) and _key(part) == key:
+            return index
+    return None
+
+
+def _key(part: ToolCallPart | ImagePart) -> str:
+    return part.tool_call_id if isinstance(part, ToolCallPart) else part.image_id
+
+
+def _update(parts: Parts, kind: type[_P], key: str, **changes: Any) -> Parts:
+    """Replace the part ``key`` with ``changes`` applied; a missing one is created."""
+    at = _find(parts, kind, key)
+    if at is None:
+        return (*parts, kind(key, **changes))
+    current = parts[at]
+    assert isinstance(current, kind)
+    return (*parts[:at], replace(current, **changes), *parts[at + 1 :])
+
+
+def _tool_progress(
+    parts: Parts, event: ToolCallStartedEvent | ToolCallArgumentsDeltaEvent
+) -> Parts:
+    if isinstance(event, ToolCallStartedEvent):
+        if _find(parts, ToolCallPart, event.tool_call_id) is not None:
+            return parts
+        return (*parts, ToolCallPart(event.tool_call_id, event.tool_name))
+    index = _find(parts, ToolCallPart, event.tool_call_id)
+    current = parts[index] if index is not None else None
+    known = current.arguments_text if isinstance(current, ToolCallPart) else ""
+    text = known + event.delta
+    # NOTE: the whole text is re-parsed on each delta (SPEC §3): a prefix may only become
+    # valid JSON once a later piece arrives.
+    arguments = parse_partial_arguments(text)
+    return _update(
+        parts, ToolCallPart, event.tool_call_id, arguments_text=text, arguments=arguments
+    )
+
+
+def _tool_end(parts: Parts, event: ToolCallCompletedEvent | ToolResultEvent) -> Parts:
+    if isinstance(event, ToolCallCompletedEvent):
+        changes: dict[str, Any] = {"tool_name": event.tool_name, "arguments": event.arguments}
+        index = _find(parts, ToolCallPart, event.tool_call_id)
+        current = parts[index] if index is not None else None
+        if not (isinstance(current, ToolCallPart) and current.status in ("done", "error")):
+            changes["status"] = "completed"
+        return _update(parts, ToolCallPart, event.tool_call_id, **changes)
+    status: ToolStatus = "error" if event.is_error else "done"
+    return _update(
+        parts,
+        ToolCallPart,
+        event.tool_call_id,
+        result=event.result,
+        is_error=event.is_error,
+        status=status,
+    )
+
+
+def _image(
+    parts: Parts, event: ImageGenerationStartedEvent | ImageGenerationCompletedEvent
+) -> Parts:
+    if isinstance(event, ImageGenerationStartedEvent):
+        if _find(parts, ImagePart, event.image_id) is not None:
+            return parts
+        return (*parts, ImagePart(event.image_id, event.prompt, event.tool_call_id))
+    return _update(
+        parts, ImagePart, event.image_id, status="completed", url=event.url, alt=event.alt
+    )
+
+
+def _continuation(parts: Parts, event: ContinuationTransitionEvent) -> Parts:
+    """``recovered:true`` flips the last unrecovered marker (same mode first); else append."""
+    marker = ContinuationPart(event.mode, event.recovered, event.reason)
+    if event.recovered:
+        candidates = [
+            i
+            for i, part in enumerate(parts)
+            if isinstance(part, ContinuationPart) and not part.recovered
+        ]
+        same_mode = [i for i in candidates if _mode(parts[i]) == event.mode]
+        chosen = (same_mode or candidates)[-1:]
+        if chosen:
+            index = chosen[0]
+            return (*parts[:index], marker, *parts[index + 1 :])
+    return (*parts, marker)
+
+
+def _mode(part: Part) -> str | None:
+    return part.mode if isinstance(part, ContinuationPart) else None

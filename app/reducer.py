@@ -1,0 +1,280 @@
+"""``reduce(state, action) -> state``: pure, one small function per action.
+
+The reducer returns the very same object when an action changes nothing, so the store can
+skip notifying. Run actions are routed to the run's own chat (found by run id), which is why a
+stream still being read for chat A never writes into chat B; they are dropped unless the run
+is current (in ``chat.live_runs``), except :class:`RunStarted`, :class:`ResumeStarted` and
+:class:`RunRestored`, which make a run current or replace a settled one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from app.actions import (
+    Action,
+    AttemptShown,
+    ChatCreated,
+    ChatLoaded,
+    ChatSelected,
+    ChatsListed,
+    ErrorDismissed,
+    ErrorRaised,
+    EventReceived,
+    NoticeDismissed,
+    PreStreamFailed,
+    ResumeStarted,
+    RunAction,
+    RunRestored,
+    RunStarted,
+)
+from app.protocol import ContextInfoEvent, FallbackNoticeEvent, StreamEvent, UserMessageIdEvent
+from app.runs import new_run, receive, reduce_run, restore, start_resume
+from app.state import (
+    SETTLED,
+    ChatState,
+    ContextInfo,
+    FallbackNotice,
+    MessageState,
+    RunState,
+    State,
+)
+
+
+def reduce(state: State, action: Action) -> State:
+    """The state after ``action`` (the same object if nothing changed)."""
+    match action:
+        case ChatSelected(chat_id=chat_id):
+            return _select(state, chat_id)
+        case ChatsListed():
+            return _listed(state, action)
+        case ChatCreated():
+            return _created(state, action)
+        case ChatLoaded(chat=chat):
+            return _loaded(state, chat)
+        case ErrorRaised(error=error, draft=draft):
+            draft = state.composer_draft if draft is None else draft
+            return _replace(state, last_error=error, composer_draft=draft)
+        case ErrorDismissed():
+            return _replace(state, last_error=None)
+        case NoticeDismissed():
+            return _replace(state, fallback_notice=None)
+        case AttemptShown():
+            return _show_attempt(state, action)
+        case RunStarted():
+            return _start(state, action)
+        case ResumeStarted():
+            return _resume(state, action)
+        case RunRestored():
+            return _restore(state, action)
+        case _:
+            return _run_action(state, action)
+
+
+# --- chats -------------------------------------------------------------------------------------
+
+
+def _select(state: State, chat_id: str | None) -> State:
+    if chat_id == state.active_chat_id:
+        return state
+    chats = state.chats
+    if chat_id is not None and chat_id not in chats:
+        chats = {**chats, chat_id: ChatState(chat_id)}
+    return replace(state, active_chat_id=chat_id, chats=chats)
+
+
+def _listed(state: State, action: ChatsListed) -> State:
+    chats = dict(state.chats)
+    for chat_id, title in action.chats:
+        chat = chats.get(chat_id, ChatState(chat_id))
+        chats[chat_id] = chat if chat.title == title else replace(chat, title=title)
+    listed = tuple(chat_id for chat_id, _ in action.chats)
+    order = (*listed, *(c for c in state.chat_order if c not in listed))
+    changed = order != state.chat_order or any(chats[c] is not state.chats.get(c) for c in chats)
+    return replace(state, chats=chats, chat_order=order) if changed else state
+
+
+def _created(state: State, action: ChatCreated) -> State:
+    chat = state.chats.get(action.chat_id) or ChatState(action.chat_id, action.title, loaded=True)
+    order = (action.chat_id, *(c for c in state.chat_order if c != action.chat_id))
+    active = action.chat_id if state.active_chat_id is None else state.active_chat_id
+    chats = {**state.chats, action.chat_id: chat}
+    return replace(state, chats=chats, chat_order=order, active_chat_id=active)
+
+
+def _loaded(state: State, loaded: ChatState) -> State:
+    old = state.chats.get(loaded.chat_id)
+    if old is not None and old.messages:
+        # NOTE: what this client streamed is fresher than any history; keep it.
+        return state if old.loaded else _put_chat(state, replace(old, loaded=True))
+    if old is not None and loaded.context_info is None:
+        loaded = replace(loaded, context_info=old.context_info)
+    return _put_chat(state, replace(loaded, loaded=True))
+
+
+def _show_attempt(state: State, action: AttemptShown) -> State:
+    chat = state.active_chat
+    message = None if chat is None else chat.find_message(action.message_id)
+    if chat is None or message is None or message.shown == action.index:
+        return state
+    if not 0 <= action.index < len(message.run_ids):
+        return state
+    return _put_chat(state, _put_message(chat, replace(message, shown=action.index)))
+
+
+# --- runs --------------------------------------------------------------------------------------
+
+
+def _start(state: State, action: RunStarted) -> State:
+    chat = state.chats.get(action.chat_id)
+    if chat is None or action.run_id in chat.runs:
+        return state
+    message = chat.find_message(action.message_id)
+    if message is not None:  # a regenerate: one more attempt, shown
+        run_ids = (*message.run_ids, action.run_id)
+        messages = _swap(chat.messages, replace(message, run_ids=run_ids, shown=len(run_ids) - 1))
+    else:
+        messages = (*chat.messages, *_new_turn(action))
+    chat = replace(
+        chat,
+        messages=messages,
+        runs={**chat.runs, action.run_id: new_run(action)},
+        live_runs=(*chat.live_runs, action.run_id),
+    )
+    return replace(_put_chat(state, chat), composer_draft="", last_error=None)
+
+
+def _new_turn(action: RunStarted) -> tuple[MessageState, ...]:
+    answer = MessageState(
+        action.message_id, "assistant", reply_to=action.user_message_id, run_ids=(action.run_id,)
+    )
+    if action.user_message_id is None:
+        return (answer,)
+    return (MessageState(action.user_message_id, "user", text=action.prompt), answer)
+
+
+def _resume(state: State, action: ResumeStarted) -> State:
+    found = state.find_run(action.run_id)
+    if found is None:
+        return state
+    chat, run = found
+    resumed = start_resume(run, action)
+    if resumed is run:
+        return state
+    live = chat.live_runs if run.run_id in chat.live_runs else (*chat.live_runs, run.run_id)
+    return _put_chat(state, replace(_put_run(chat, resumed), live_runs=live))
+
+
+def _restore(state: State, action: RunRestored) -> State:
+    found = state.find_run(action.run_id)
+    if found is None:
+        return state
+    chat, run = found
+    return _put_chat(state, _put_run(chat, restore(run, action)))
+
+
+def _run_action(state: State, action: RunAction) -> State:
+    found = state.find_run(action.run_id)
+    if found is None or action.run_id not in found[0].live_runs:
+        return state  # not current: a late action for a run that already settled
+    chat, run = found
+    match action:
+        case PreStreamFailed():
+            return _withdraw(state, chat, run, action)
+        case EventReceived():
+            return _event(state, chat, run, action)
+        case _:
+            return _put_chat(state, _put_run(chat, reduce_run(run, action)))
+
+
+def _withdraw(state: State, chat: ChatState, run: RunState, action: PreStreamFailed) -> State:
+    """A pre-stream error: the run never existed; a send's prompt goes back to the composer."""
+    if run.status != "connecting" or run.last_seq:
+        return state
+    message = chat.find_message(run.run_id)
+    runs = {k: v for k, v in chat.runs.items() if k != run.run_id}
+    live = tuple(r for r in chat.live_runs if r != run.run_id)
+    draft = state.composer_draft
+    messages = chat.messages
+    if message is not None and message.run_ids == (run.run_id,):
+        prompt = chat.find_message(message.reply_to) if message.reply_to else None
+        draft = prompt.text if prompt is not None else draft
+        gone = {message.id, prompt.id if prompt else None}
+        messages = tuple(m for m in messages if m.id not in gone)
+    elif message is not None:
+        run_ids = tuple(r for r in message.run_ids if r != run.run_id)
+        messages = _swap(messages, replace(message, run_ids=run_ids, shown=len(run_ids) - 1))
+    chat = replace(chat, runs=runs, live_runs=live, messages=messages)
+    return replace(_put_chat(state, chat), last_error=action.error, composer_draft=draft)
+
+
+def _event(state: State, chat: ChatState, run: RunState, action: EventReceived) -> State:
+    updated, applied = receive(run, action)
+    chat = _put_run(chat, updated)
+    if applied:
+        chat = _chat_effects(chat, action.event)
+        state = _notice(state, run, action.event)
+    return _put_chat(state, chat)
+
+
+def _chat_effects(chat: ChatState, event: StreamEvent) -> ChatState:
+    """Events that change the chat rather than the run: context usage, the user message id."""
+    match event:
+        case ContextInfoEvent():
+            info = ContextInfo(
+                event.used_tokens,
+                event.max_tokens,
+                event.ratio,
+                event.severity,
+                event.compaction_recommended,
+            )
+            return replace(chat, context_info=info)
+        case UserMessageIdEvent(message_id=message_id):
+            answer = chat.find_message(event.run_id)
+            prompt = chat.find_message(answer.reply_to) if answer and answer.reply_to else None
+            if prompt is None or prompt.server_id == message_id:
+                return chat
+            return _put_message(chat, replace(prompt, server_id=message_id))
+        case _:
+            return chat
+
+
+def _notice(state: State, run: RunState, event: StreamEvent) -> State:
+    if not isinstance(event, FallbackNoticeEvent):
+        return state
+    notice = FallbackNotice(event.reason, event.message, run.chat_id, run.run_id, event.seq)
+    return replace(state, fallback_notice=notice)
+
+
+# --- helpers -----------------------------------------------------------------------------------
+
+
+def _put_run(chat: ChatState, run: RunState) -> ChatState:
+    """``chat`` with ``run`` stored; a settled run is no longer current."""
+    if chat.runs.get(run.run_id) is run:
+        return chat
+    live = chat.live_runs
+    if run.status in SETTLED and run.run_id in live:
+        live = tuple(r for r in live if r != run.run_id)
+    return replace(chat, runs={**chat.runs, run.run_id: run}, live_runs=live)
+
+
+def _put_chat(state: State, chat: ChatState) -> State:
+    if state.chats.get(chat.chat_id) is chat:
+        return state
+    return replace(state, chats={**state.chats, chat.chat_id: chat})
+
+
+def _put_message(chat: ChatState, message: MessageState) -> ChatState:
+    return replace(chat, messages=_swap(chat.messages, message))
+
+
+def _swap(messages: tuple[MessageState, ...], message: MessageState) -> tuple[MessageState, ...]:
+    return tuple(message if m.id == message.id else m for m in messages)
+
+
+def _replace(state: State, **changes: object) -> State:
+    """``replace`` that keeps the same object when no field changes."""
+    if all(getattr(state, name) == value for name, value in changes.items()):
+        return state
+    return replace(state, **changes)  # type: ignore[arg-type]

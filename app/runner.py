@@ -1,0 +1,281 @@
+"""Run orchestration: open → decode → parse → dispatch, with timeouts, resume and cancel.
+
+Small coroutines over a :class:`RunEnv`; every outcome is a dispatched action, so the reducer
+stays the one place that decides state. Flows (Stop is in :mod:`app.cancel`)::
+
+    drive(run)          open_run → read_stream → (dropped?) one automatic resume
+    read_resumed(run)   open_events(after last seq) → read_stream     (410 → expired)
+
+Timeouts (SPEC §5): first event (from the request, so a request that never answers counts),
+idle (from the last event; keepalive comments don't count) and total (from the run's start,
+or a manual resume's). The request is bounded with ``wait_for``; the body is watched by
+:meth:`_Connection.watch`, which sleeps until the nearest deadline instead of wrapping every
+read. A timeout fails the run (partial answer kept), aborts the reader and asks the server to
+cancel, best effort.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from app.actions import (
+    Action,
+    BytesReceived,
+    EventReceived,
+    FrameSkipped,
+    IssuesRecorded,
+    PreStreamFailed,
+    ResumeFailed,
+    ResumeStarted,
+    StreamEnded,
+    StreamFailed,
+)
+from app.config import ClientConfig
+from app.errors import ChatError, HttpStatusError, TimeoutFired, TimeoutKind, TransportError
+from app.protocol import ParsedEvent, RespondStreamBody, parse_event
+from app.sse import SSEDecoder, SSEMessage
+from app.state import ErrorInfo, RunState, State
+from app.store import Store
+from app.trace import Clock
+from app.transport import ByteStream, Transport
+
+_End = Literal["eof", "stopped"]  # how a connection's reading ended
+
+
+@dataclass(frozen=True, slots=True)
+class RunEnv:
+    """What the orchestration needs: the store, the network, settings, a clock."""
+
+    store: Store[State, Action]
+    transport: Transport
+    config: ClientConfig
+    clock: Clock
+    is_online: Callable[[], bool] = lambda: True
+
+    def dispatch(self, action: Action) -> None:
+        """Dispatch to the store."""
+        self.store.dispatch(action)
+
+    def run(self, run_id: str) -> RunState | None:
+        """The run's current state."""
+        found = self.store.get_state().find_run(run_id)
+        return None if found is None else found[1]
+
+
+@dataclass(slots=True)
+class Window:
+    """The span the total timeout covers (a run's start, or a manual resume's)."""
+
+    started: float = field(default_factory=lambda: asyncio.get_running_loop().time())
+
+
+def error_info(error: ChatError) -> ErrorInfo:
+    """The state's view of an error: code, message, and HTTP status if any."""
+    if isinstance(error, HttpStatusError):
+        return ErrorInfo(error.code, error.message, error.status, error.retry_after)
+    return ErrorInfo(error.code, error.message)
+
+
+async def drive(env: RunEnv, run_id: str, body: RespondStreamBody) -> None:
+    """Open a new run's stream and read it; resume once, automatically, if it drops."""
+    window = Window()
+    try:
+        chunks, opened = await _open(env, window, env.transport.open_run(body))
+    except TimeoutFired as fired:
+        await _fail_timeout(env, run_id, fired.kind)
+        return
+    except ChatError as error:
+        env.dispatch(PreStreamFailed(run_id, env.clock(), error_info(error)))
+        return
+    await read_stream(env, run_id, chunks, window, opened)
+    run = env.run(run_id)
+    dropped = run is not None and run.status == "interrupted" and run.reason in ("eof", "network")
+    if dropped and env.config.auto_resume and env.is_online():
+        env.dispatch(ResumeStarted(run_id, env.clock(), automatic=True))
+        await read_resumed(env, run_id, window)
+
+
+async def read_resumed(env: RunEnv, run_id: str, window: Window) -> None:
+    """Read a resumed run (``ResumeStarted`` already dispatched) from its last seq."""
+    run = env.run(run_id)
+    if run is None or not (run.status == "connecting" and run.resuming):
+        return
+    after = run.trace.resumes[-1].after_seq if run.trace.resumes else run.last_seq
+    try:
+        chunks, opened = await _open(env, window, env.transport.open_events(run_id, after))
+    except TimeoutFired as fired:
+        await _fail_timeout(env, run_id, fired.kind)
+        return
+    except ChatError as error:
+        expired = isinstance(error, HttpStatusError) and error.status == 410
+        reason: Literal["expired", "resume_failed"] = "expired" if expired else "resume_failed"
+        env.dispatch(ResumeFailed(run_id, env.clock(), reason, error_info(error)))
+        return
+    await read_stream(env, run_id, chunks, window, opened)
+
+
+async def _open(
+    env: RunEnv, window: Window, request: Awaitable[ByteStream]
+) -> tuple[ByteStream, float]:
+    """Await a stream request within the first-event and total timeouts (else TimeoutFired)."""
+    opened = asyncio.get_running_loop().time()
+    remaining, kind = _deadline(env.config, window, opened, None, opened)
+    try:
+        return await asyncio.wait_for(request, timeout=max(remaining, 0.0)), opened
+    except TimeoutError:
+        raise TimeoutFired(kind, _limit_ms(env.config, kind) / 1000) from None
+
+
+def _deadline(
+    config: ClientConfig, window: Window, opened: float, last_event: float | None, now: float
+) -> tuple[float, TimeoutKind]:
+    """Seconds left before the nearest timeout, and which one it is."""
+    total = window.started + config.total_timeout_ms / 1000 - now
+    phase: float
+    kind: TimeoutKind
+    if last_event is None:
+        phase, kind = opened + config.first_event_timeout_ms / 1000 - now, "first_event"
+    else:
+        phase, kind = last_event + config.idle_timeout_ms / 1000 - now, "idle"
+    return (total, "total") if total <= phase else (phase, kind)
+
+
+def _limit_ms(config: ClientConfig, kind: TimeoutKind) -> int:
+    limits = {
+        "first_event": config.first_event_timeout_ms,
+        "idle": config.idle_timeout_ms,
+        "total": config.total_timeout_ms,
+    }
+    return limits[kind]
+
+
+async def _fail_timeout(env: RunEnv, run_id: str, kind: TimeoutKind) -> None:
+    """The run failed by a timeout: record which, then stop the reader and the server."""
+    error = error_info(TimeoutFired(kind, _limit_ms(env.config, kind) / 1000))
+    env.dispatch(StreamFailed(run_id, env.clock(), "timeout", error, timeout=kind))
+    await _give_up(env, run_id)
+
+
+async def read_stream(
+    env: RunEnv, run_id: str, chunks: ByteStream, window: Window, opened: float
+) -> None:
+    """Read one connection to its end, a terminal event, a timeout or a protocol error."""
+    connection = _Connection(env, run_id, window, opened)
+    task = asyncio.ensure_future(connection.consume(chunks))
+    try:
+        fired = await connection.watch(task)
+    finally:
+        if not task.done():
+            task.cancel()
+    await connection.finish(task, fired)
+
+
+class _Connection:
+    """One connection's decoder, timing and dispatching."""
+
+    def __init__(self, env: RunEnv, run_id: str, window: Window, opened: float) -> None:
+        self.env, self.run_id, self.window, self.opened = env, run_id, window, opened
+        self.decoder = SSEDecoder(max_event_bytes=env.config.max_event_bytes)
+        self.loop = asyncio.get_running_loop()
+        self.last_event: float | None = None
+        self.got_bytes = False
+        self.reported_keepalives = 0
+        self.reported_issues = 0
+
+    async def consume(self, chunks: ByteStream) -> _End:
+        """Feed chunks to the decoder and dispatch what they carry, while the run is live."""
+        async for chunk in chunks:
+            messages = self.decoder.feed(chunk)
+            self._note_bytes()
+            self._deliver(messages)
+            if not self._live():
+                return "stopped"
+        self._deliver(self.decoder.close())
+        return "eof" if self._live() else "stopped"
+
+    async def watch(self, task: asyncio.Future[_End]) -> TimeoutKind | None:
+        """Wait for ``task``; the timeout that fired first, if one did."""
+        # NOTE: never sleep longer than the idle timeout: a first event arriving meanwhile
+        # replaces the first-event deadline with an idle one that may come sooner.
+        idle = self.env.config.idle_timeout_ms / 1000
+        while not task.done():
+            now = self.loop.time()
+            remaining, kind = _deadline(
+                self.env.config, self.window, self.opened, self.last_event, now
+            )
+            if remaining <= 0:
+                return kind
+            await asyncio.wait({task}, timeout=min(remaining, idle))
+        return None
+
+    async def finish(self, task: asyncio.Future[_End], fired: TimeoutKind | None) -> None:
+        """Turn how the connection ended into an action; release what is still open."""
+        env, run_id = self.env, self.run_id
+        if fired is not None:
+            await _fail_timeout(env, run_id, fired)
+            return
+        try:
+            end = task.result()  # NOTE: anything but a TransportError is a bug: it propagates
+        except TransportError as error:
+            env.dispatch(StreamEnded(run_id, env.clock(), "network", error.detail))
+            return
+        if end == "eof":
+            env.dispatch(StreamEnded(run_id, env.clock(), "eof"))
+        else:
+            self._release()
+
+    def _live(self) -> bool:
+        run = self.env.run(self.run_id)
+        return run is not None and run.is_live
+
+    def _note_bytes(self) -> None:
+        """Report the first bytes and new keepalive comments (liveness, for the trace)."""
+        new_keepalives = self.decoder.comment_count - self.reported_keepalives
+        if self.got_bytes and not new_keepalives:
+            return
+        self.got_bytes = True
+        self.reported_keepalives = self.decoder.comment_count
+        self.env.dispatch(BytesReceived(self.run_id, self.env.clock(), new_keepalives))
+
+    def _deliver(self, messages: list[SSEMessage]) -> None:
+        env = self.env
+        for message in messages:
+            if not self._live():
+                return
+            self.last_event = self.loop.time()
+            parsed = parse_event(message.data)
+            if isinstance(parsed, ParsedEvent):
+                env.dispatch(EventReceived(self.run_id, env.clock(), parsed.event))
+            else:
+                env.dispatch(FrameSkipped(self.run_id, env.clock(), parsed))
+        self._report_issues()
+
+    def _report_issues(self) -> None:
+        decoder, env = self.decoder, self.env
+        fresh = decoder.issues[self.reported_issues :]
+        self.reported_issues = len(decoder.issues)
+        ordinary = tuple(f"{i.kind}: {i.detail}" for i in fresh if i.kind != "event-too-large")
+        if ordinary:
+            env.dispatch(IssuesRecorded(self.run_id, env.clock(), ordinary))
+        if decoder.stopped and self._live():
+            detail = next((i.detail for i in fresh if i.kind == "event-too-large"), "too large")
+            error = ErrorInfo("event_too_large", f"protocol error: {detail}")
+            env.dispatch(StreamFailed(self.run_id, env.clock(), "protocol", error))
+            self._release()
+
+    def _release(self) -> None:
+        """Abort the reader of a stream we stopped reading before its end."""
+        self.env.transport.abort(self.run_id)
+
+
+async def _give_up(env: RunEnv, run_id: str) -> None:
+    """After a client-side failure: abort the reader, ask the server to stop (best effort)."""
+    env.transport.abort(run_id)
+    with contextlib.suppress(ChatError, TimeoutError):
+        await asyncio.wait_for(
+            env.transport.cancel_run(run_id), env.config.cancel_deadline_ms / 1000
+        )

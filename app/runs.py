@@ -1,0 +1,254 @@
+"""The run state machine of SPEC §5, one pure function per transition.
+
+Each function takes a :class:`RunState` and an action and returns the next run, or the same
+object when the action does not apply in the run's status. The sequence guard lives here:
+
+- an event for another run is dropped (``trace.foreign_dropped``);
+- ``seq <= last_seq`` is a duplicate, dropped (``trace.duplicates_dropped``);
+- while resuming, the first event must be ``last_seq + 1``, else the run is ``interrupted``
+  with reason ``gap``;
+- on a live stream a gap (``seq > last_seq + 1``) is recorded in ``trace.gaps`` and the run
+  goes on with ``has_gap`` set.
+
+# NOTE: a live gap does not stop the answer, because later text is still worth showing, but
+# the run can never look cleanly complete: ``has_gap`` keeps ``is_partial`` true even after
+# ``done``, and the view shows the partial warning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from app.actions import (
+    BytesReceived,
+    CancelSettled,
+    EventReceived,
+    FrameSkipped,
+    IssuesRecorded,
+    ResumeFailed,
+    ResumeStarted,
+    RunRestored,
+    RunStarted,
+    RunUpdate,
+    StopRequested,
+    StreamEnded,
+    StreamFailed,
+)
+from app.parts import apply_content
+from app.protocol import (
+    ContextInfoEvent,
+    DoneEvent,
+    ErrorEvent,
+    FallbackNoticeEvent,
+    StreamEvent,
+    UserMessageIdEvent,
+)
+from app.state import ErrorInfo, RunState, RunStatus
+from app.trace import Gap, Resume, RunTrace
+
+_CONTENT_DELTAS = frozenset({"text", "thinking"})  # what "first content" means in the trace
+
+
+def new_run(action: RunStarted) -> RunState:
+    """The run a send or regenerate starts, ``connecting``."""
+    return RunState(
+        run_id=action.run_id,
+        chat_id=action.chat_id,
+        attempt=action.attempt,
+        retry_of_run_id=action.retry_of_run_id,
+        trace=RunTrace(action.run_id, request_start=action.at),
+    )
+
+
+def reduce_run(run: RunState, action: RunUpdate) -> RunState:
+    """The run after ``action``."""
+    match action:
+        case BytesReceived():
+            return _bytes(run, action)
+        case FrameSkipped():
+            return _skipped(run, action)
+        case IssuesRecorded():
+            return _issues(run, action)
+        case StreamEnded():
+            return _ended(run, action)
+        case StreamFailed():
+            return _failed(run, action)
+        case ResumeFailed():
+            return _resume_failed(run, action)
+        case StopRequested():
+            return _stop(run, action)
+        case CancelSettled():
+            return _cancel_settled(run, action)
+
+
+def receive(run: RunState, action: EventReceived) -> tuple[RunState, bool]:
+    """The run after one event, and whether the event was applied (passed the guards)."""
+    event, at = action.event, action.at
+    if not run.is_live:
+        return run, False
+    if event.run_id != run.run_id:
+        return _trace(run, foreign_dropped=run.trace.foreign_dropped + 1), False
+    guarded, fresh = _guard_seq(run, event.seq, at)
+    if not fresh:
+        return guarded, False
+    if guarded.status == "connecting":
+        guarded = replace(guarded, status="receiving")
+    return _apply(guarded, event, at), True
+
+
+def _guard_seq(run: RunState, seq: int, at: float) -> tuple[RunState, bool]:
+    """The run with ``seq`` seen, and whether it is new (neither duplicate nor resume gap)."""
+    trace = run.trace
+    if seq <= run.last_seq:
+        return _trace(run, duplicates_dropped=trace.duplicates_dropped + 1), False
+    expected = run.last_seq + 1
+    gaps = trace.gaps if seq == expected else (*trace.gaps, Gap(expected, seq))
+    if run.resuming and seq != expected:
+        interrupted = replace(run, resuming=False, reason="gap")
+        return _settle(interrupted, "interrupted", at, gaps=gaps), False
+    if run.from_history:  # NOTE: a replay from seq 1 rebuilds the parts the history showed
+        run = replace(run, parts=(), from_history=False)
+    advanced = replace(
+        run,
+        last_seq=seq,
+        resuming=False,
+        has_gap=run.has_gap or seq != expected,
+        trace=replace(trace, gaps=gaps) if gaps is not trace.gaps else trace,
+    )
+    return advanced, True
+
+
+def _apply(run: RunState, event: StreamEvent, at: float) -> RunState:
+    match event:
+        case DoneEvent(stop_reason="cancelled"):
+            cancelled = replace(run, stop_reason="cancelled", cancel="confirmed")
+            return _settle(replace(cancelled, message_id=event.message_id), "cancelled", at)
+        case DoneEvent():
+            done = replace(run, stop_reason=event.stop_reason, message_id=event.message_id)
+            return _settle(done, "completed", at)
+        case ErrorEvent():
+            error = ErrorInfo(event.code or "stream_error", event.error)
+            return _settle(replace(run, reason="error", error=error), "failed", at)
+        case UserMessageIdEvent():
+            return replace(run, user_message_id=event.message_id)
+        case ContextInfoEvent() | FallbackNoticeEvent():
+            return run  # NOTE: chat- and store-level: see reducer._event_effects
+        case _:
+            run = replace(run, parts=apply_content(run.parts, event))
+            if event.type in _CONTENT_DELTAS and run.trace.first_content is None:
+                return _trace(run, first_content=at)
+            return run
+
+
+def _bytes(run: RunState, action: BytesReceived) -> RunState:
+    trace = run.trace
+    if not run.is_live or (trace.first_byte is not None and not action.keepalives):
+        return run
+    first_byte = action.at if trace.first_byte is None else trace.first_byte
+    return _trace(run, first_byte=first_byte, keepalives=trace.keepalives + action.keepalives)
+
+
+def _skipped(run: RunState, action: FrameSkipped) -> RunState:
+    """Record the issue; an unknown type's readable seq still counts as seen."""
+    if not run.is_live:
+        return run
+    frame = action.frame
+    run = replace(run, trace=run.trace.with_issue(f"{frame.reason}: {frame.detail}"))
+    if frame.run_id is not None and frame.run_id != run.run_id:
+        return _trace(run, foreign_dropped=run.trace.foreign_dropped + 1)
+    seq = frame.seen_seq
+    return run if seq is None else _guard_seq(run, seq, action.at)[0]
+
+
+def _issues(run: RunState, action: IssuesRecorded) -> RunState:
+    if not run.is_live or not action.issues:
+        return run
+    trace = run.trace
+    for issue in action.issues:
+        trace = trace.with_issue(issue)
+    return replace(run, trace=trace)
+
+
+def _ended(run: RunState, action: StreamEnded) -> RunState:
+    if not run.is_live:
+        return run
+    drop = f"{action.reason}: {action.detail}" if action.detail else action.reason
+    ended = replace(run, reason=action.reason, resuming=False)
+    return _settle(ended, "interrupted", action.at, drops=(*run.trace.drops, drop))
+
+
+def _failed(run: RunState, action: StreamFailed) -> RunState:
+    if not run.is_live:
+        return run
+    failed = replace(run, reason=action.reason, error=action.error, resuming=False)
+    if action.reason == "protocol":
+        failed = replace(failed, trace=failed.trace.with_issue(action.error.message))
+    return _settle(failed, "failed", action.at, timeout_fired=action.timeout)
+
+
+def _resume_failed(run: RunState, action: ResumeFailed) -> RunState:
+    if not (run.status == "connecting" and run.resuming):
+        return run
+    failed = replace(run, reason=action.reason, error=action.error, resuming=False)
+    return _settle(failed, "interrupted", action.at)
+
+
+def _stop(run: RunState, action: StopRequested) -> RunState:
+    if not run.is_live:
+        return run
+    stopping = replace(run, status="cancelling", cancel="pending", resuming=False)
+    return _trace(stopping, cancel_requested=action.at, cancel_settled=None, cancel_outcome=None)
+
+
+def _cancel_settled(run: RunState, action: CancelSettled) -> RunState:
+    if run.status != "cancelling":
+        return run
+    settled = replace(run, cancel=action.confirmation)
+    return _settle(
+        settled,
+        "cancelled",
+        action.at,
+        cancel_settled=action.at,
+        cancel_outcome=action.confirmation,
+    )
+
+
+def start_resume(run: RunState, action: ResumeStarted) -> RunState:
+    """``connecting`` again: after an interruption, or (``recovering``) after a lost cancel."""
+    if action.recovering:
+        if run.status != "cancelling":
+            return run
+        run = _trace(run, cancel_settled=action.at, cancel_outcome="completed_first")
+    elif not run.can_resume:
+        return run
+    after = 0 if run.from_history else run.last_seq
+    mark = Resume(action.at, after, action.automatic, action.recovering)
+    resumed = replace(run, status="connecting", resuming=True, reason=None, error=None, cancel=None)
+    return _trace(resumed, resumes=(*run.trace.resumes, mark), terminal=None, outcome=None)
+
+
+def restore(run: RunState, action: RunRestored) -> RunState:
+    """The server's record of a settled run, keeping this run's identity and trace."""
+    if run.status not in ("completed", "cancelled", "interrupted", "failed"):
+        return run
+    stored = action.run
+    restored = replace(
+        stored,
+        run_id=run.run_id,
+        chat_id=run.chat_id,
+        attempt=run.attempt,
+        retry_of_run_id=run.retry_of_run_id,
+        user_message_id=run.user_message_id,
+        trace=run.trace,
+    )
+    return _settle(restored, stored.status, action.at)
+
+
+def _settle(run: RunState, status: RunStatus, at: float, **trace: object) -> RunState:
+    """``status`` with the trace's terminal time and outcome (plus ``trace`` fields)."""
+    settled = replace(run, status=status)
+    return _trace(settled, terminal=at, outcome=status, **trace)
+
+
+def _trace(run: RunState, **changes: object) -> RunState:
+    return replace(run, trace=replace(run.trace, **changes))  # type: ignore[arg-type]

@@ -1,0 +1,264 @@
+"""The chat client's state: immutable, owned by the store, rendered by the view (SPEC §5, §6).
+
+Shape (frozen dataclasses; mappings are never mutated, only replaced)::
+
+    State
+    ├── chats: {chat_id: ChatState}        every chat seen; a background run keeps writing here
+    ├── chat_order: (chat_id, …)           the chat list, newest first
+    ├── active_chat_id                     the chat on screen (None: a new, unsaved chat)
+    ├── composer_draft                     a prompt given back after a pre-stream error
+    ├── last_error: ErrorInfo | None       pre-stream / request error: code, message, status
+    ├── fallback_notice                    the latest ``fallback_notice`` (a toast)
+    └── derived: active_chat, messages, runs, is_generating, context_info, context_cache
+
+    ChatState(chat_id, title, messages, runs, live_runs, context_info, loaded)
+    ├── messages: (MessageState, …)        in order; user and assistant messages
+    └── runs: {run_id: RunState}           every attempt of every assistant message
+
+    MessageState(id, role, text, server_id, reply_to, run_ids, shown)
+        an assistant message lists its attempts in ``run_ids`` (attempt 1 first) and shows
+        ``run_ids[shown]``; attempts are never joined.
+
+    RunState(run_id, chat_id, attempt, status, parts, last_seq, reason, error, stop_reason,
+             cancel, has_gap, message_id, user_message_id, retry_of_run_id, resuming,
+             from_history, trace)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+from app.parts import Parts, answer_text
+from app.trace import RunTrace
+
+RunStatus = Literal[
+    "connecting", "receiving", "completed", "cancelling", "cancelled", "interrupted", "failed"
+]
+"""The state of one run (SPEC §5).
+
+connecting:  request sent, nothing received on this connection yet (also while resuming).
+receiving:   valid events arriving.
+completed:   ``done`` with ``stop`` or ``length`` received.
+cancelling:  the user pressed Stop: reader aborted, cancel sent, confirmation pending.
+cancelled:   the server confirmed (``cancel == "confirmed"``), or ``done`` with
+             ``cancelled``; ``cancel == "unconfirmed"`` when the deadline passed first.
+interrupted: the stream ended or broke without a terminal event, or a gap could not be filled.
+failed:      an ``error`` event, a protocol error or a timeout; the partial answer is kept.
+"""
+LIVE: Final = frozenset({"connecting", "receiving"})
+SETTLED: Final = frozenset({"completed", "cancelled", "interrupted", "failed"})
+
+CancelConfirmation = Literal["pending", "confirmed", "unconfirmed"]
+StopReason = Literal["stop", "length", "cancelled"]
+EndReason = Literal[
+    "eof",  # interrupted: the stream ended without a terminal event
+    "network",  # interrupted: the connection broke
+    "gap",  # interrupted: a resume did not continue at last_seq + 1
+    "expired",  # interrupted: the event log is gone (410); only Regenerate is possible
+    "resume_failed",  # interrupted: the resume request failed
+    "detached",  # interrupted: loaded from history while still running; re-attached at once
+    "error",  # failed: an ``error`` event
+    "protocol",  # failed: the stream broke the wire contract (event_too_large)
+    "timeout",  # failed: a first-event, idle or total timeout (trace.timeout_fired says which)
+]
+Role = Literal["user", "assistant"]
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorInfo:
+    """An error to show: machine ``code`` (``[data-error-code]``) and human ``message``."""
+
+    code: str
+    message: str
+    status: int | None = None  # the HTTP status of a pre-stream error
+    retry_after: float | None = None  # seconds, from ``Retry-After``
+
+
+@dataclass(frozen=True, slots=True)
+class ContextInfo:
+    """Context window usage of a chat (drives the context ring)."""
+
+    used_tokens: int
+    max_tokens: int
+    ratio: float
+    severity: Literal["ok", "warning", "critical"]
+    compaction_recommended: bool
+
+
+@dataclass(frozen=True, slots=True)
+class FallbackNotice:
+    """A degraded continuation to show as a toast."""
+
+    reason: str
+    message: str
+    chat_id: str
+    run_id: str
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class RunState:
+    """One attempt at an answer: its status, parts and trace."""
+
+    run_id: str
+    chat_id: str
+    attempt: int = 1
+    status: RunStatus = "connecting"
+    parts: Parts = ()
+    last_seq: int = 0  # the highest seq seen (skipped unknown types included)
+    reason: EndReason | None = None  # why it is interrupted or failed
+    error: ErrorInfo | None = None  # what failed it (code + message)
+    stop_reason: StopReason | None = None  # from ``done``
+    cancel: CancelConfirmation | None = None  # set once Stop was pressed
+    has_gap: bool = False  # a seq went missing on the live stream: text may be missing
+    message_id: str | None = None  # the server's id of this attempt's message
+    user_message_id: str | None = None  # from ``user_message_id``
+    retry_of_run_id: str | None = None
+    resuming: bool = False  # reading a resume: the next event must be last_seq + 1
+    from_history: bool = False  # parts came from the chat history, not from events
+    trace: RunTrace = field(default_factory=lambda: RunTrace(""))
+
+    @property
+    def text(self) -> str:
+        """The answer text (for copy)."""
+        return answer_text(self.parts)
+
+    @property
+    def is_live(self) -> bool:
+        """Connecting or receiving: the Stop button applies."""
+        return self.status in LIVE
+
+    @property
+    def is_partial(self) -> bool:
+        """The answer is not known to be complete (the partial warning)."""
+        return self.status != "completed" or self.has_gap
+
+    @property
+    def can_resume(self) -> bool:
+        """Interrupted with its event log still available."""
+        return self.status == "interrupted" and self.reason != "expired"
+
+    @property
+    def can_regenerate(self) -> bool:
+        """Settled: a new attempt may be asked for."""
+        return self.status in SETTLED
+
+
+@dataclass(frozen=True, slots=True)
+class MessageState:
+    """A user prompt, or an assistant answer with all its attempts."""
+
+    id: str  # stable: the key commands and the DOM use (server id, or a local one)
+    role: Role
+    text: str = ""  # the prompt (user messages)
+    server_id: str | None = None  # the server's id once known
+    reply_to: str | None = None  # assistant: the id of the user message it answers
+    run_ids: tuple[str, ...] = ()  # assistant: one run per attempt, attempt 1 first
+    shown: int = 0  # assistant: index in run_ids of the attempt on screen
+
+    @property
+    def shown_run_id(self) -> str | None:
+        """The run of the attempt on screen."""
+        return self.run_ids[self.shown] if self.run_ids else None
+
+
+@dataclass(frozen=True, slots=True)
+class ChatState:
+    """One chat: messages, their runs, and its cached context usage."""
+
+    chat_id: str
+    title: str = ""
+    messages: tuple[MessageState, ...] = ()
+    runs: Mapping[str, RunState] = field(default_factory=dict)
+    live_runs: tuple[str, ...] = ()  # runs connecting, receiving or cancelling: "current"
+    context_info: ContextInfo | None = None
+    loaded: bool = False  # messages fetched from the server (or the chat was made here)
+
+    @property
+    def is_generating(self) -> bool:
+        """A run of this chat is connecting or receiving."""
+        return any(self.runs[run_id].is_live for run_id in self.live_runs)
+
+    def shown_run(self, message: MessageState) -> RunState | None:
+        """The attempt of ``message`` on screen."""
+        run_id = message.shown_run_id
+        return None if run_id is None else self.runs.get(run_id)
+
+    def find_message(self, key: str) -> MessageState | None:
+        """A message by local id, server id, or the run id / server id of one of its attempts."""
+        for message in self.messages:
+            if key in (message.id, message.server_id) or key in message.run_ids:
+                return message
+            if any(self.runs[r].message_id == key for r in message.run_ids if r in self.runs):
+                return message
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class State:
+    """Everything the view renders (see the module docstring)."""
+
+    chats: Mapping[str, ChatState] = field(default_factory=dict)
+    chat_order: tuple[str, ...] = ()
+    active_chat_id: str | None = None
+    composer_draft: str = ""
+    last_error: ErrorInfo | None = None
+    fallback_notice: FallbackNotice | None = None
+
+    @property
+    def active_chat(self) -> ChatState | None:
+        """The chat on screen, if it exists yet."""
+        return None if self.active_chat_id is None else self.chats.get(self.active_chat_id)
+
+    @property
+    def messages(self) -> tuple[MessageState, ...]:
+        """The active chat's messages."""
+        chat = self.active_chat
+        return () if chat is None else chat.messages
+
+    @property
+    def runs(self) -> Mapping[str, RunState]:
+        """The active chat's runs by id."""
+        chat = self.active_chat
+        return {} if chat is None else chat.runs
+
+    @property
+    def is_generating(self) -> bool:
+        """The active chat has a run connecting or receiving (Stop enabled, Send disabled)."""
+        chat = self.active_chat
+        return chat is not None and chat.is_generating
+
+    @property
+    def context_info(self) -> ContextInfo | None:
+        """The active chat's context usage (cached per chat, shown at once on switch)."""
+        chat = self.active_chat
+        return None if chat is None else chat.context_info
+
+    @property
+    def context_cache(self) -> Mapping[str, ContextInfo]:
+        """Context usage of every chat that reported one."""
+        return {cid: c.context_info for cid, c in self.chats.items() if c.context_info}
+
+    def find_run(self, run_id: str) -> tuple[ChatState, RunState] | None:
+        """The chat and run for ``run_id``, in any chat."""
+        for chat in self.chats.values():
+            run = chat.runs.get(run_id)
+            if run is not None:
+                return chat, run
+        return None
+
+
+def settled_runs(state: State, previous: State) -> list[RunState]:
+    """Runs that settled between ``previous`` and ``state`` (not runs loaded from history)."""
+    settled = []
+    for chat_id, chat in state.chats.items():
+        before = previous.chats.get(chat_id)
+        if before is chat or before is None:
+            continue
+        for run_id, run in chat.runs.items():
+            old = before.runs.get(run_id)
+            if run.status in SETTLED and old is not None and old.status != run.status:
+                settled.append(run)
+    return settled

@@ -1,0 +1,295 @@
+"""A scripted fake transport, SSE frame builders and recorders for the store tests."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from app.chat_stream import ChatStream
+from app.config import ClientConfig
+from app.errors import ChatError, HttpStatusError, TransportError
+from app.protocol import (
+    CancelResult,
+    ChatDetail,
+    ChatSummary,
+    MessageOut,
+    RespondStreamBody,
+    RunInfo,
+    RunStatus,
+)
+from app.state import RunState, State
+
+# --- scripts -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Pause:
+    """Stop the stream until ``gate`` is set (or the run is aborted)."""
+
+    gate: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+@dataclass
+class Drop:
+    """The connection breaks: the iterator raises TransportError."""
+
+    detail: str = "connection reset"
+
+
+@dataclass
+class Repeat:
+    """Yield ``make(i)`` for i = 0, 1, … every ``interval`` seconds until aborted."""
+
+    make: Callable[[int], bytes]
+    interval: float = 0.003
+
+
+Step = bytes | Pause | Drop | Repeat
+
+
+@dataclass
+class Script:
+    """One answer to a stream request: an error before the stream, or the body's steps."""
+
+    steps: Sequence[Step] = ()
+    error: ChatError | None = None
+    gate: asyncio.Event | None = None  # the request itself waits for it (a pending fetch)
+
+
+# --- the transport -----------------------------------------------------------------------------
+
+
+def summary(chat_id: str, title: str = "Chat") -> ChatSummary:
+    """A chat summary with fixed times."""
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    return ChatSummary(id=chat_id, title=title, created_at=now, updated_at=now)
+
+
+def detail(chat_id: str, messages: Sequence[MessageOut] = (), title: str = "Chat") -> ChatDetail:
+    """A chat detail with fixed times."""
+    return ChatDetail(**summary(chat_id, title).model_dump(), messages=list(messages))
+
+
+class FakeTransport:
+    """A Transport whose streams and answers are scripted; it records every call."""
+
+    def __init__(self) -> None:
+        self.runs: deque[Script] = deque()  # answers to open_run, in order
+        self.events: deque[Script] = deque()  # answers to open_events, in order
+        self.cancel_answers: deque[RunStatus | ChatError] = deque()  # default: "cancelled"
+        self.run_answers: deque[RunStatus | ChatError] = deque()  # then run_default
+        self.run_default: RunStatus = "running"
+        self.chats: dict[str, ChatDetail] = {}
+        self.chat_gate: asyncio.Event | None = None
+        self.opened: list[RespondStreamBody] = []
+        self.resumed: list[tuple[str, int]] = []
+        self.aborted: list[str] = []
+        self.cancelled: list[str] = []
+        self.polled: list[str] = []
+        self._aborts: dict[str, asyncio.Event] = {}
+        self._created = 0
+
+    async def open_run(self, body: RespondStreamBody) -> AsyncIterator[bytes]:
+        self.opened.append(body)
+        assert body.run_id is not None
+        return await self._open(body.run_id, self.runs)
+
+    async def open_events(self, run_id: str, after_seq: int) -> AsyncIterator[bytes]:
+        self.resumed.append((run_id, after_seq))
+        return await self._open(run_id, self.events)
+
+    def abort(self, run_id: str) -> None:
+        self.aborted.append(run_id)
+        self._aborts.setdefault(run_id, asyncio.Event()).set()
+
+    async def cancel_run(self, run_id: str) -> CancelResult:
+        self.cancelled.append(run_id)
+        await asyncio.sleep(0)
+        answer = self.cancel_answers.popleft() if self.cancel_answers else "cancelled"
+        if isinstance(answer, ChatError):
+            raise answer
+        return CancelResult(run_id=run_id, status=answer)
+
+    async def get_run(self, run_id: str) -> RunInfo:
+        self.polled.append(run_id)
+        await asyncio.sleep(0)
+        answer = self.run_answers.popleft() if self.run_answers else self.run_default
+        if isinstance(answer, ChatError):
+            raise answer
+        return RunInfo(run_id=run_id, chat_id="?", status=answer, last_seq=0, attempt=1)
+
+    async def create_chat(self) -> ChatSummary:
+        self._created += 1
+        chat = summary(f"chat_{self._created}", "New chat")
+        self.chats[chat.id] = detail(chat.id, title=chat.title)
+        return chat
+
+    async def get_chat(self, chat_id: str) -> ChatDetail:
+        if self.chat_gate is not None:
+            await self.chat_gate.wait()
+        await asyncio.sleep(0)
+        if chat_id not in self.chats:
+            raise HttpStatusError(404, "chat_not_found", "Chat not found")
+        return self.chats[chat_id]
+
+    async def list_chats(self) -> list[ChatSummary]:
+        return [summary(c.id, c.title) for c in self.chats.values()]
+
+    async def _open(self, run_id: str, scripts: deque[Script]) -> AsyncIterator[bytes]:
+        assert scripts, f"unexpected stream request for {run_id}"
+        script = scripts.popleft()
+        abort = self._aborts[run_id] = asyncio.Event()
+        if script.gate is not None and not await _first(script.gate, abort):
+            raise TransportError("aborted")
+        await asyncio.sleep(0)
+        if script.error is not None:
+            raise script.error
+        return self._stream(script.steps, abort)
+
+    async def _stream(self, steps: Sequence[Step], abort: asyncio.Event) -> AsyncIterator[bytes]:
+        for step in steps:
+            await asyncio.sleep(0)
+            if abort.is_set():
+                return
+            match step:
+                case bytes():
+                    yield step
+                case Pause(gate=gate):
+                    if not await _first(gate, abort):
+                        return
+                case Drop(detail=detail):
+                    raise TransportError(detail)
+                case Repeat():
+                    async for chunk in _repeat(step, abort):
+                        yield chunk
+                    return
+
+
+async def _first(gate: asyncio.Event, abort: asyncio.Event) -> bool:
+    """Wait for ``gate`` or ``abort``; True if the gate opened first."""
+    waits = {asyncio.ensure_future(gate.wait()), asyncio.ensure_future(abort.wait())}
+    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    for wait in waits:
+        wait.cancel()
+    return not abort.is_set()
+
+
+async def _repeat(step: Repeat, abort: asyncio.Event) -> AsyncIterator[bytes]:
+    index = 0
+    while not abort.is_set():
+        yield step.make(index)
+        index += 1
+        await asyncio.sleep(step.interval)
+
+
+# --- frames ------------------------------------------------------------------------------------
+
+KEEPALIVE = b": keepalive\n\n"
+
+
+def frame(event_type: str, seq: int, run_id: str = "run_1", **fields: Any) -> bytes:
+    """One SSE frame; ``fields`` are written as given (use the wire's camelCase names)."""
+    done = event_type in ("done", "error")
+    payload = {"type": event_type, "runId": run_id, "seq": seq, "done": done, **fields}
+    return f"id: {seq}\ndata: {json.dumps(payload)}\n\n".encode()
+
+
+def text(seq: int, value: str, run_id: str = "run_1") -> bytes:
+    """A ``text`` delta frame."""
+    return frame("text", seq, run_id, text=value)
+
+
+def done(seq: int, run_id: str = "run_1", stop_reason: str = "stop") -> bytes:
+    """A terminal ``done`` frame."""
+    return frame("done", seq, run_id, messageId=f"m_{run_id}", stopReason=stop_reason)
+
+
+# --- helpers -----------------------------------------------------------------------------------
+
+
+class Ids:
+    """Deterministic ids: ``run_1``, ``msg_1``, ``msg_2``, … (a counter per prefix)."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
+    def __call__(self, prefix: str) -> str:
+        self.counts[prefix] = self.counts.get(prefix, 0) + 1
+        return f"{prefix}_{self.counts[prefix]}"
+
+
+class TickClock:
+    """A fake clock: each reading is 10 ms after the previous one."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 10.0
+        return self.now
+
+
+class StatusLog:
+    """Every distinct status (with its cancel confirmation) a subscriber sees for one run."""
+
+    def __init__(self, chat: ChatStream, run_id: str = "run_1") -> None:
+        self.run_id = run_id
+        self.seen: list[str] = []
+        chat.subscribe(self)
+
+    def __call__(self, state: State, previous: State) -> None:
+        found = state.find_run(self.run_id)
+        if found is None:
+            return
+        run = found[1]
+        label = run.status if run.cancel is None else f"{run.status}/{run.cancel}"
+        if not self.seen or self.seen[-1] != label:
+            self.seen.append(label)
+
+
+def run_of(chat: ChatStream, run_id: str = "run_1") -> RunState:
+    """The run's current state (fails the test if it does not exist)."""
+    found = chat.get_state().find_run(run_id)
+    assert found is not None, f"no run {run_id}"
+    return found[1]
+
+
+async def finish(task: asyncio.Task[Any] | None, timeout: float = 5.0) -> Any:
+    """Await a command's task; fails (instead of hanging) if it is missing or takes too long."""
+    assert task is not None, "the command did not apply"
+    return await asyncio.wait_for(task, timeout)
+
+
+async def until(chat: ChatStream, predicate: Callable[[State], bool], timeout: float = 2.0) -> None:
+    """Wait until ``predicate(state)`` holds (fails the test after ``timeout`` seconds)."""
+
+    async def poll() -> None:
+        while not predicate(chat.get_state()):
+            await asyncio.sleep(0.001)
+
+    await asyncio.wait_for(poll(), timeout)
+
+
+def make_stream(fake: FakeTransport, **settings: Any) -> ChatStream:
+    """A store over ``fake`` with deterministic ids and clock (``settings``: ClientConfig)."""
+    settings.setdefault("total_timeout_ms", 3000)  # NOTE: a regression fails, never hangs
+    return ChatStream(fake, config=ClientConfig(**settings), clock=TickClock(), make_id=Ids())
+
+
+async def open_chat(fake: FakeTransport, chat: ChatStream, chat_id: str = "c1") -> None:
+    """Select an empty chat that exists on the (fake) server."""
+    fake.chats.setdefault(chat_id, detail(chat_id))
+    assert await finish(chat.select_chat(chat_id))
+
+
+async def started(fake: FakeTransport, steps: Sequence[Step], **settings: Any) -> ChatStream:
+    """A store with chat ``c1`` selected and ``steps`` scripted for its first run."""
+    chat = make_stream(fake, **settings)
+    await open_chat(fake, chat)
+    fake.runs.append(Script(steps))
+    return chat

@@ -1,0 +1,163 @@
+"""A chat's history as client state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.history import chat_from_detail, detached_runs, parts_from_json, run_from_message
+from app.parts import (
+    ContinuationPart,
+    ImagePart,
+    Parts,
+    SystemEventPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+)
+from app.protocol import MessageOut
+from app.text import Text
+from tests.unit.fakes import detail
+
+
+def test_attempts_of_one_answer_are_grouped_in_attempt_order() -> None:
+    chat = chat_from_detail(
+        detail(
+            "c1",
+            [
+                MessageOut(id="u1", role="user", text="q1"),
+                MessageOut(
+                    id="a2", role="assistant", text="two", run_id="r2", parent_id="u1", attempt=2
+                ),
+                MessageOut(
+                    id="a1",
+                    role="assistant",
+                    text="one",
+                    run_id="r1",
+                    parent_id="u1",
+                    attempt=1,
+                    status="cancelled",
+                ),
+                MessageOut(id="u2", role="user", text="q2"),
+                MessageOut(
+                    id="a3",
+                    role="assistant",
+                    text="three",
+                    run_id="r3",
+                    parent_id="u2",
+                    status="failed",
+                ),
+            ],
+            title="T",
+        )
+    )
+    assert (chat.chat_id, chat.title, chat.loaded, chat.live_runs) == ("c1", "T", True, ())
+    assert [(m.id, m.role, m.run_ids, m.shown) for m in chat.messages] == [
+        ("u1", "user", (), 0),
+        ("a2", "assistant", ("r1", "r2"), 1),
+        ("u2", "user", (), 0),
+        ("a3", "assistant", ("r3",), 0),
+    ]
+    assert chat.messages[1].reply_to == "u1"
+    assert (chat.runs["r1"].status, chat.runs["r1"].cancel) == ("cancelled", "confirmed")
+    assert (chat.runs["r3"].status, chat.runs["r3"].reason) == ("failed", "error")
+    assert detached_runs(chat) == ()
+
+
+STATUSES = [
+    pytest.param("running", "interrupted", "detached", id="running-is-detached"),
+    pytest.param("completed", "completed", None, id="completed"),
+    pytest.param("interrupted", "interrupted", "eof", id="interrupted-is-resumable"),
+    pytest.param(None, "completed", None, id="no-status-is-completed"),
+]
+
+
+@pytest.mark.parametrize(("stored", "status", "reason"), STATUSES)
+def test_run_status_from_history(stored: Any, status: str, reason: str | None) -> None:
+    run = run_from_message("c1", MessageOut(id="a", role="assistant", status=stored, run_id="r"))
+    assert (run.status, run.reason, run.from_history) == (status, reason, True)
+
+
+def test_a_message_without_run_id_or_parts_still_shows_its_text() -> None:
+    run = run_from_message("c1", MessageOut(id="a9", role="assistant", text="plain", partial=True))
+    assert (run.run_id, run.text, run.message_id, run.has_gap) == ("stored_a9", "plain", "a9", True)
+
+
+def test_running_runs_are_listed_for_reattaching() -> None:
+    chat = chat_from_detail(
+        detail(
+            "c1",
+            [
+                MessageOut(id="a", role="assistant", status="running", run_id="live"),
+            ],
+        )
+    )
+    assert detached_runs(chat) == ("live",)
+
+
+PERSISTED = [
+    pytest.param([{"type": "text", "text": "hi"}], (TextPart(Text("hi")),), id="text"),
+    pytest.param([{"type": "thinking", "text": "hm"}], (ThinkingPart(Text("hm")),), id="thinking"),
+    pytest.param(
+        [
+            {
+                "type": "tool_call",
+                "toolCallId": "t",
+                "toolName": "s",
+                "argumentsText": "{}",
+                "arguments": {"a": 1},
+                "status": "done",
+                "result": [1],
+                "isError": False,
+            }
+        ],
+        (ToolCallPart("t", "s", "{}", {"a": 1}, "done", [1], False),),
+        id="tool-call",
+    ),
+    pytest.param(
+        [{"type": "tool_call", "toolCallId": "t", "status": "weird", "arguments": None}],
+        (ToolCallPart("t", status="completed"),),
+        id="tool-call-odd-values",
+    ),
+    pytest.param(
+        [
+            {
+                "type": "image",
+                "imageId": "i",
+                "prompt": "p",
+                "status": "completed",
+                "url": "https://x/i.png",
+                "alt": "a",
+                "toolCallId": "t",
+            }
+        ],
+        (ImagePart("i", "p", "t", "completed", "https://x/i.png", "a"),),
+        id="image",
+    ),
+    pytest.param(
+        [{"type": "image", "imageId": "i", "status": "?"}],
+        (ImagePart("i"),),
+        id="image-unknown-status-is-pending",
+    ),
+    pytest.param(
+        [{"type": "continuation", "mode": "cursor", "recovered": True}],
+        (ContinuationPart("cursor", True),),
+        id="continuation",
+    ),
+    pytest.param(
+        [{"type": "system_event", "kind": "k", "message": None}],
+        (SystemEventPart("k", ""),),
+        id="system-event",
+    ),
+    pytest.param(
+        [{"type": "future"}, {"type": "tool_call"}, {"type": "text", "text": "ok"}],
+        (TextPart(Text("ok")),),
+        id="unknown-and-malformed-are-skipped",
+    ),
+]
+
+
+@pytest.mark.parametrize(("items", "expected"), PERSISTED)
+def test_parts_from_json(items: list[dict[str, Any]], expected: Parts) -> None:
+    assert parts_from_json(items) == expected

@@ -1,0 +1,368 @@
+"""Run orchestration: sequence guards, resume, timeouts, protocol errors, live tool arguments."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from app.chat_stream import ChatStream
+from app.errors import HttpStatusError, TransportError
+from app.parts import ToolCallPart
+from app.state import State
+from app.trace import Gap
+from tests.unit.fakes import (
+    KEEPALIVE,
+    Drop,
+    FakeTransport,
+    Ids,
+    Pause,
+    Repeat,
+    Script,
+    StatusLog,
+    Step,
+    TickClock,
+    detail,
+    done,
+    finish,
+    frame,
+    run_of,
+    started,
+    text,
+)
+
+# --- stop ---------------------------------------------------------------------------------------
+
+
+# --- sequence guards ----------------------------------------------------------------------------
+
+
+async def test_duplicates_are_dropped_and_a_live_gap_is_flagged() -> None:
+    fake = FakeTransport()
+    chat = await started(
+        fake, [text(1, "a"), text(2, "b"), text(2, "b"), text(1, "a"), text(4, "d"), done(5)]
+    )
+
+    await finish(chat.send("x"))
+
+    run = run_of(chat)
+    assert (run.status, run.text, run.has_gap, run.is_partial) == ("completed", "abd", True, True)
+    assert run.trace.duplicates_dropped == 2
+    assert run.trace.gaps == (Gap(3, 4),)
+
+
+async def test_late_events_from_a_previous_run_are_dropped() -> None:
+    fake = FakeTransport()
+    chat = await started(fake, [text(1, "first"), done(2)])
+    await finish(chat.send("one"))
+    fake.runs.append(
+        Script(
+            [
+                text(3, " LATE", run_id="run_1"),
+                text(1, "second", run_id="run_2"),
+                done(2, run_id="run_2"),
+            ]
+        )
+    )
+
+    await finish(chat.send("two"))
+
+    state = chat.get_state()
+    assert (state.runs["run_1"].text, state.runs["run_2"].text) == ("first", "second")
+    assert state.runs["run_2"].trace.foreign_dropped == 1
+    assert state.runs["run_1"].last_seq == 2
+
+
+async def test_bad_json_frame_is_skipped_recorded_and_its_gap_caught() -> None:
+    fake = FakeTransport()
+    chat = await started(fake, [text(1, "a"), b"id: 2\ndata: {not json\n\n", text(3, "c"), done(4)])
+
+    await finish(chat.send("x"))
+
+    run = run_of(chat)
+    assert (run.status, run.text, run.has_gap) == ("completed", "ac", True)
+    assert run.trace.gaps == (Gap(2, 3),)
+    assert run.trace.protocol_issues[0].startswith("invalid_json")
+
+
+async def test_events_after_the_terminal_event_in_the_same_read_are_ignored() -> None:
+    fake = FakeTransport()
+    chat = await started(fake, [text(1, "a") + done(2) + text(3, "ghost")])
+
+    await finish(chat.send("x"))
+
+    run = run_of(chat)
+    assert (run.status, run.text, run.last_seq) == ("completed", "a", 2)
+    assert "run_1" in fake.aborted  # the reader is released
+
+
+async def test_decoder_issues_are_recorded_in_the_trace() -> None:
+    fake = FakeTransport()
+    chat = await started(fake, [b"colour: blue\n" + text(1, "a"), done(2)])
+
+    await finish(chat.send("x"))
+
+    run = run_of(chat)
+    assert run.status == "completed"
+    assert [i.split(":")[0] for i in run.trace.protocol_issues] == ["unknown-field"]
+
+
+async def test_unknown_event_type_still_counts_its_seq_as_seen() -> None:
+    fake = FakeTransport()
+    chat = await started(fake, [text(1, "a"), frame("future_thing", 2), text(3, "c"), done(4)])
+
+    await finish(chat.send("x"))
+
+    run = run_of(chat)
+    assert (run.text, run.has_gap, run.trace.gaps) == ("ac", False, ())
+    assert run.trace.protocol_issues == ("unknown_type: unknown event type 'future_thing'",)
+
+
+# --- resume -------------------------------------------------------------------------------------
+
+
+async def test_eof_without_terminal_is_interrupted_after_one_automatic_resume() -> None:
+    fake = FakeTransport()
+    chat = await started(fake, [text(1, "a"), text(2, "b")])
+    fake.events.append(Script([]))
+    log = StatusLog(chat)
+
+    await finish(chat.send("x"))
+
+    run = run_of(chat)
+    assert log.seen == ["connecting", "receiving", "interrupted", "connecting", "interrupted"]
+    assert (run.reason, run.text, run.can_resume) == ("eof", "ab", True)
+    assert fake.resumed == [("run_1", 2)]
+    assert run.trace.drops == ("eof", "eof")
+    assert [r.automatic for r in run.trace.resumes] == [True]
+
+
+async def test_dropped_connection_resumes_automatically_without_duplicating_text() -> None:
+    fake = FakeTransport()
+    chat = await started(fake, [text(1, "Hel"), text(2, "lo"), Drop()])
+    fake.events.append(Script([text(2, "lo"), text(3, " world"), done(4)]))
+    log = StatusLog(chat)
+
+    await finish(chat.send("x"))
+
+    run = run_of(chat)
+    assert log.seen == [
+        "connecting",
+        "receiving",
+        "interrupted",
+        "connecting",
+        "receiving",
+        "completed",
+    ]
+    assert run.text == "Hello world"
+    assert run.trace.drops == ("network: connection reset",)
+    assert run.trace.duplicates_dropped == 1
+    assert len(fake.opened) == 1  # never re-POSTed
+
+
+async def test_automatic_resume_is_not_tried_when_offline() -> None:
+    fake = FakeTransport()
+    chat = ChatStream(fake, clock=TickClock(), make_id=Ids(), is_online=lambda: False)
+    fake.chats["c1"] = detail("c1")
+    await finish(chat.select_chat("c1"))
+    fake.runs.append(Script([text(1, "a"), Drop()]))
+
+    await finish(chat.send("x"))
+
+    assert (run_of(chat).status, run_of(chat).reason, fake.resumed) == (
+        "interrupted",
+        "network",
+        [],
+    )
+
+
+async def test_manual_resume_continues_after_the_last_seq() -> None:
+    fake = FakeTransport()
+    chat = await started(fake, [text(1, "a"), Drop()], auto_resume=False)
+    fake.events.append(Script([text(2, "b"), done(3)]))
+    await finish(chat.send("x"))
+    answer = chat.get_state().messages[1]
+    log = StatusLog(chat)
+
+    task = chat.resume(answer.id)
+    assert task is not None
+    await finish(task)
+
+    assert log.seen == ["connecting", "receiving", "completed"]
+    assert run_of(chat).text == "ab"
+    assert fake.resumed == [("run_1", 1)]
+    assert [r.automatic for r in run_of(chat).trace.resumes] == [False]
+
+
+async def test_resume_gap_interrupts_with_reason_gap() -> None:
+    fake = FakeTransport()
+    chat = await started(fake, [text(1, "a"), Drop()])
+    fake.events.append(Script([text(3, "c"), done(4)]))
+
+    await finish(chat.send("x"))
+
+    run = run_of(chat)
+    assert (run.status, run.reason, run.text) == ("interrupted", "gap", "a")
+    assert run.trace.gaps == (Gap(2, 3),)
+    assert "run_1" in fake.aborted
+
+
+async def test_expired_event_log_offers_regenerate_only() -> None:
+    fake = FakeTransport()
+    chat = await started(fake, [text(1, "a"), Drop()])
+    fake.events.append(Script(error=HttpStatusError(410, "events_expired", "Events expired")))
+
+    await finish(chat.send("x"))
+
+    run = run_of(chat)
+    assert (run.status, run.reason, run.can_resume, run.can_regenerate) == (
+        "interrupted",
+        "expired",
+        False,
+        True,
+    )
+    assert run.error is not None and run.error.code == "events_expired"
+    assert chat.resume("run_1") is None
+
+
+async def test_resume_request_failure_stays_interrupted_and_resumable() -> None:
+    fake = FakeTransport()
+    chat = await started(fake, [text(1, "a"), Drop()])
+    fake.events.append(Script(error=TransportError("offline")))
+
+    await finish(chat.send("x"))
+
+    run = run_of(chat)
+    assert (run.status, run.reason, run.can_resume) == ("interrupted", "resume_failed", True)
+
+
+# --- timeouts -----------------------------------------------------------------------------------
+
+
+async def test_first_event_timeout_fails_the_run() -> None:
+    fake = FakeTransport()
+    chat = await started(fake, [KEEPALIVE, Pause()], first_event_timeout_ms=30)
+    log = StatusLog(chat)
+
+    await finish(chat.send("x"))
+
+    run = run_of(chat)
+    assert log.seen == ["connecting", "failed"]
+    assert (run.reason, run.trace.timeout_fired) == ("timeout", "first_event")
+    assert run.error is not None and run.error.code == "first_event_timeout"
+    assert run.trace.keepalives == 1
+    assert fake.aborted == ["run_1"] and fake.cancelled == ["run_1"]  # best-effort server stop
+
+
+async def test_first_event_timeout_covers_a_request_that_never_answers() -> None:
+    fake = FakeTransport()
+    chat = await started(fake, [], first_event_timeout_ms=30)
+    fake.runs[0] = Script([text(1, "late")], gate=Pause().gate)  # no response headers, ever
+    log = StatusLog(chat)
+
+    await finish(chat.send("x"))
+
+    run = run_of(chat)
+    assert log.seen == ["connecting", "failed"]
+    assert (run.reason, run.trace.timeout_fired) == ("timeout", "first_event")
+    assert fake.cancelled == ["run_1"]
+
+
+async def test_total_timeout_covers_a_resume_request_that_never_answers() -> None:
+    fake = FakeTransport()
+    chat = await started(fake, [text(1, "a"), Drop()], total_timeout_ms=80)
+    fake.events.append(Script([], gate=Pause().gate))
+
+    await finish(chat.send("x"))
+
+    run = run_of(chat)
+    assert (run.status, run.text, run.trace.timeout_fired) == ("failed", "a", "total")
+
+
+async def test_idle_timeout_is_not_reset_by_keepalives_and_keeps_the_text() -> None:
+    fake = FakeTransport()
+    steps: list[Step] = [text(1, "partial"), Repeat(lambda _: KEEPALIVE)]
+    chat = await started(fake, steps, idle_timeout_ms=40)
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+
+    await finish(chat.send("x"))
+
+    assert loop.time() - start < 1.0  # promptly: the first event re-arms the watch
+    run = run_of(chat)
+    assert (run.status, run.text, run.trace.timeout_fired) == ("failed", "partial", "idle")
+    assert run.error is not None and run.error.code == "idle_timeout"
+    assert run.trace.keepalives >= 1
+
+
+async def test_total_timeout_fires_even_while_content_flows() -> None:
+    fake = FakeTransport()
+    steps = [Repeat(lambda i: text(i + 1, "x"))]
+    chat = await started(fake, steps, total_timeout_ms=60, idle_timeout_ms=1000)
+
+    await finish(chat.send("x"))
+
+    run = run_of(chat)
+    assert (run.status, run.trace.timeout_fired) == ("failed", "total")
+    assert run.text and set(run.text) == {"x"}
+
+
+# --- protocol errors and parts ------------------------------------------------------------------
+
+
+async def test_event_too_large_fails_the_run_and_keeps_the_partial_answer() -> None:
+    fake = FakeTransport()
+    huge = b"data: " + b"x" * 500 + b"\n\n"
+    chat = await started(fake, [text(1, "kept"), huge, text(2, "never")], max_event_bytes=200)
+
+    await finish(chat.send("x"))
+
+    run = run_of(chat)
+    assert (run.status, run.reason, run.text) == ("failed", "protocol", "kept")
+    assert run.error is not None and run.error.code == "event_too_large"
+    assert "run_1" in fake.aborted
+
+
+async def test_tool_call_arguments_grow_with_one_character_deltas() -> None:
+    fake = FakeTransport()
+    arguments = json.dumps({"query": "rio", "n": 12})
+    deltas = [
+        frame("tool_call_arguments_delta", i + 2, toolCallId="t1", delta=char)
+        for i, char in enumerate(arguments)
+    ]
+    last = len(arguments) + 1
+    steps = [
+        frame("tool_call_started", 1, toolCallId="t1", toolName="search"),
+        *deltas,
+        frame(
+            "tool_call_completed",
+            last + 1,
+            toolCallId="t1",
+            toolName="search",
+            arguments={"query": "rio", "n": 12, "lang": "pt"},
+        ),
+        frame("tool_result", last + 2, toolCallId="t1", result=["a", "b"], isError=False),
+        done(last + 3),
+    ]
+    chat = await started(fake, steps)
+    seen: list[dict[str, Any]] = []
+
+    def watch(state: State, previous: State) -> None:
+        run = state.runs.get("run_1")
+        part = run.parts[0] if run is not None and run.parts else None
+        if not isinstance(part, ToolCallPart) or part.status != "streaming":
+            return
+        if not seen or seen[-1] != part.arguments:
+            seen.append(dict(part.arguments))
+
+    chat.subscribe(watch)
+    await finish(chat.send("x"))
+
+    assert seen[0] == {}
+    assert {"query": "r"} in seen and {"query": "ri"} in seen and {"query": "rio"} in seen
+    assert {"query": "rio", "n": 1} in seen
+    assert seen[-1] == {"query": "rio", "n": 12}
+    (part,) = run_of(chat).parts
+    assert isinstance(part, ToolCallPart)
+    assert (part.status, part.arguments_text) == ("done", arguments)
+    assert (part.arguments, part.result) == ({"query": "rio", "n": 12, "lang": "pt"}, ["a", "b"])
