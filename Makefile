@@ -37,6 +37,9 @@ test-e2e: setup $(VENV)/.dev
 bench: setup $(VENV)/.dev
 	$(PY) tools/bench_sse.py
 
+dist: setup
+	$(PY) tools/dist.py
+
 lint: $(VENV)/.dev
 	$(PY) -m ruff check app server tests tools
 	$(PY) -m mypy app server

@@ -13,8 +13,8 @@ import json
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
-import js  # type: ignore[import-not-found]
-from pyodide.ffi import (  # type: ignore[import-not-found]
+import js
+from pyodide.ffi import (
     JsException,
     create_once_callable,
     create_proxy,

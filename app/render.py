@@ -95,7 +95,8 @@ def context_html(info: ContextInfo | None) -> str:
     ratio = min(max(info.ratio, 0.0), 1.0)
     label = f"{info.used_tokens:,} of {info.max_tokens:,} tokens ({ratio:.0%})"
     ring = (
-        f'<div class="context-ring"{attr("data-context-ring", "")}{attr("data-ratio", f"{ratio:.4f}")}'
+        f'<div class="context-ring"{attr("data-context-ring", "")}'
+        f"{attr('data-ratio', f'{ratio:.4f}')}"
         f"{attr('data-severity', info.severity)}{attr('title', label)}{attr('aria-label', label)}"
         f' role="img" style="--ratio:{ratio:.4f}"><span>{ratio:.0%}</span></div>'
     )
@@ -113,9 +114,11 @@ def toast_html(state: State) -> str:
     if notice is None:
         return ""
     return (
-        f'<div class="toast" role="status" data-toast="fallback"{attr("data-reason", notice.reason)}>'
+        '<div class="toast" role="status" data-toast="fallback"'
+        f"{attr('data-reason', notice.reason)}>"
         f"{escape(notice.message)} "
-        '<button type="button" data-action="dismiss-toast" aria-label="Dismiss">×</button></div>'
+        '<button type="button" data-action="dismiss-toast" aria-label="Dismiss">'
+        "&times;</button></div>"
     )
 
 
@@ -164,7 +167,8 @@ def part_html(part: Part, *, open_block: bool = False) -> str:
         case ThinkingPart():
             opened = " open" if open_block else ""
             return (
-                f'<details class="thinking" data-part="thinking"{opened}><summary>Thinking</summary>'
+                f'<details class="thinking" data-part="thinking"{opened}>'
+                "<summary>Thinking</summary>"
                 f'<div class="thinking-text">{escape(part.text)}</div></details>'
             )
         case ToolCallPart():
@@ -174,7 +178,8 @@ def part_html(part: Part, *, open_block: bool = False) -> str:
         case ContinuationPart():
             word = "recovered" if part.recovered else "recovering"
             return (
-                f'<div class="marker" data-part="continuation"{attr("data-recovered", str(part.recovered).lower())}'
+                '<div class="marker" data-part="continuation"'
+                f"{attr('data-recovered', str(part.recovered).lower())}"
                 f"{attr('data-mode', part.mode)}>Continuation ({escape(part.mode)}): {word}</div>"
             )
         case SystemEventPart():
@@ -209,7 +214,10 @@ def tool_call_html(part: ToolCallPart) -> str:
 
 def image_html(part: ImagePart) -> str:
     """A generated image: placeholder, image, or failure."""
-    head = f'<figure class="image"{attr("data-image-id", part.image_id)}{attr("data-image-status", part.status)}>'
+    head = (
+        f'<figure class="image"{attr("data-image-id", part.image_id)}'
+        f"{attr('data-image-status', part.status)}>"
+    )
     if part.status == "completed" and part.url and is_safe_image(part.url):
         alt = part.alt or part.prompt
         body = f'<img{attr("src", part.url)}{attr("alt", alt)} loading="lazy">'
@@ -274,9 +282,11 @@ def actions_html(message: MessageState, run: RunState) -> str:
         prev_off = " disabled" if message.shown == 0 else ""
         next_off = " disabled" if message.shown >= len(message.run_ids) - 1 else ""
         buttons.append(
-            f'<button type="button" data-action="attempt-prev"{key}{prev_off} aria-label="Previous attempt">‹</button>'
+            f'<button type="button" data-action="attempt-prev"{key}{prev_off}'
+            ' aria-label="Previous attempt">&lsaquo;</button>'
             f'<span class="attempt-label">{message.shown + 1} / {len(message.run_ids)}</span>'
-            f'<button type="button" data-action="attempt-next"{key}{next_off} aria-label="Next attempt">›</button>'
+            f'<button type="button" data-action="attempt-next"{key}{next_off}'
+            ' aria-label="Next attempt">&rsaquo;</button>'
         )
     return f'<div class="message-actions">{"".join(buttons)}</div>'
 

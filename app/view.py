@@ -74,6 +74,12 @@ class AnswerRenderer:
         return cached.html + render_markdown(open_block) if open_block else cached.html
 
 
+def _same(seen: tuple[object, object] | None, version: tuple[object, object]) -> bool:
+    # NOTE: identity, not equality: state is immutable, and deep equality would compare the
+    # whole answer text of a run on every delta.
+    return seen is not None and seen[0] is version[0] and seen[1] is version[1]
+
+
 class View:
     """Renders :class:`State` into a :class:`Dom`, touching only what changed."""
 
@@ -110,7 +116,7 @@ class View:
         for message in messages:
             run = chat.shown_run(message) if chat is not None else None
             version = (message, run)
-            if self._messages.get(message.id) != version:
+            if not _same(self._messages.get(message.id), version):
                 self._messages[message.id] = version
                 changed[message.id] = self._message_html(chat, message, run)
         self._dom.sync_messages([m.id for m in messages], changed)

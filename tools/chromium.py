@@ -45,7 +45,8 @@ def main() -> int:
         path = find_chromium()
     if path is None:
         print(
-            "chromium: no Chromium found. Install one (Debian/Ubuntu: `sudo apt-get install chromium`)"
+            "chromium: no Chromium found. Install one"
+            " (Debian/Ubuntu: `sudo apt-get install chromium`)"
             " or set CHROMIUM_PATH to a Chromium or Chrome executable.",
             file=sys.stderr,
         )

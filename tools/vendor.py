@@ -101,13 +101,18 @@ def installed_version(package: str) -> str | None:
 
 def npm_install() -> None:
     lock = json.loads((ROOT / "package-lock.json").read_text(encoding="utf-8"))
-    wanted = {p: lock["packages"][f"node_modules/{p}"]["version"] for p in ("pyodide", "@pyscript/core")}
+    wanted = {
+        p: lock["packages"][f"node_modules/{p}"]["version"] for p in ("pyodide", "@pyscript/core")
+    }
     if all(installed_version(p) == v for p, v in wanted.items()):
         print("vendor: npm packages already installed", flush=True)
         return
     npm = shutil.which("npm")
     if npm is None:
-        raise VendorError("npm is not installed: install Node.js 20+ with npm (Debian: apt-get install nodejs npm)")
+        raise VendorError(
+            "npm is not installed: install Node.js 20+ with npm"
+            " (Debian: apt-get install nodejs npm)"
+        )
     run([npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts"])
 
 
@@ -136,7 +141,9 @@ def download_wheel(wheel: Wheel) -> Path:
         command += ["--platform", wheel.platform, "--implementation", "cp"]
     run([*command, f"{wheel.name}=={wheel.version}"])
     if not cached.exists():
-        raise VendorError(f"pip did not produce {wheel.file}; is the pin in {WHEELS_SPEC.name} right?")
+        raise VendorError(
+            f"pip did not produce {wheel.file}; is the pin in {WHEELS_SPEC.name} right?"
+        )
     actual = file_sha256(cached)
     if actual != wheel.sha256:
         cached.unlink()
@@ -148,7 +155,9 @@ def precompile(sources: list[Path]) -> None:
     """Write each source zip/wheel, compiled to .pyc, under the same name in PYODIDE_OUT."""
     node = shutil.which("node")
     if node is None:
-        raise VendorError("node is not installed: install Node.js 20+ (Debian: apt-get install nodejs)")
+        raise VendorError(
+            "node is not installed: install Node.js 20+ (Debian: apt-get install nodejs)"
+        )
     pairs = [str(path) for source in sources for path in (source, PYODIDE_OUT / source.name)]
     run([node, str(ROOT / "tools" / "precompile.mjs"), *pairs])
 
@@ -168,9 +177,13 @@ def lock_entry(wheel: Wheel) -> dict[str, object]:
 
 
 def write_lock(wheels: list[Wheel]) -> None:
-    original = json.loads((NODE_MODULES / "pyodide" / "pyodide-lock.json").read_text(encoding="utf-8"))
+    original = json.loads(
+        (NODE_MODULES / "pyodide" / "pyodide-lock.json").read_text(encoding="utf-8")
+    )
     lock = {"info": original["info"], "packages": {w.name: lock_entry(w) for w in wheels}}
-    (PYODIDE_OUT / "pyodide-lock.json").write_text(json.dumps(lock, indent=1) + "\n", encoding="utf-8")
+    (PYODIDE_OUT / "pyodide-lock.json").write_text(
+        json.dumps(lock, indent=1) + "\n", encoding="utf-8"
+    )
 
 
 def vendor() -> None:

@@ -38,9 +38,7 @@ def test_imported_roots_sees_every_form(source: str, expected: set[str]) -> None
     assert imported_roots(source) == expected
 
 
-@pytest.mark.parametrize(
-    "module", sorted(p.name for p in APP.glob("*.py") if p.name not in SHELL)
-)
+@pytest.mark.parametrize("module", sorted(p.name for p in APP.glob("*.py") if p.name not in SHELL))
 def test_core_module_does_not_import_the_browser(module: str) -> None:
     source = (APP / module).read_text(encoding="utf-8")
     assert imported_roots(source) & BROWSER_MODULES == set()
