@@ -23,10 +23,13 @@ setup: $(VENV)/.runtime
 run: setup
 	$(PY) -m server --host 127.0.0.1 --port $(PORT)
 
-test: setup $(VENV)/.dev
+# NOTE: two pytest runs: Playwright's sync API keeps an event loop running in the main thread,
+# which the asyncio tests of the core and the server cannot share.
+test: setup $(VENV)/.dev lint
+	$(PY) -m pytest tests/unit tests/server
 	@CHROMIUM_PATH="$$($(PY) tools/chromium.py)" && export CHROMIUM_PATH && \
-	  echo "test: using $$CHROMIUM_PATH" && \
-	  $(PY) -m pytest tests
+	  echo "test: end-to-end with $$CHROMIUM_PATH" && \
+	  $(PY) -m pytest tests/e2e
 
 test-unit: setup $(VENV)/.dev
 	$(PY) -m pytest tests/unit tests/server

@@ -202,7 +202,10 @@ def tool_call_html(part: ToolCallPart) -> str:
     result = ""
     if part.status in ("done", "error"):
         kind = "tool-result error" if part.is_error else "tool-result"
-        result = f'<pre class="{kind}">{escape(_json_text(part.result))}</pre>'
+        result = (
+            '<details class="tool-result-box"><summary>Result</summary>'
+            f'<pre class="{kind}">{escape(_json_text(part.result))}</pre></details>'
+        )
     return (
         f'<div class="tool-call"{attr("data-tool-call-id", part.tool_call_id)}'
         f"{attr('data-tool-status', part.status)}>"
