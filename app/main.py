@@ -31,6 +31,16 @@ def _remember_active_chat(state: State, previous: State) -> None:
         browser.remember_chat(state.active_chat_id)
 
 
+def _refresh_titles(stream: ChatStream) -> Callable[[State, State], None]:
+    """The server names a chat after its first turn: fetch the list when an answer settles."""
+
+    def on_change(state: State, previous: State) -> None:
+        if previous.is_generating and not state.is_generating:
+            stream.refresh_chats()
+
+    return on_change
+
+
 async def _api_base() -> str:
     """``apiBase`` from ``config.json`` (a static deploy points it at the backend)."""
     try:
@@ -57,6 +67,7 @@ async def main() -> None:
     coalescer = FrameCoalescer(browser.request_frame, view.render)
     stream.subscribe(coalescer.on_change)
     stream.subscribe(_remember_active_chat)
+    stream.subscribe(_refresh_titles(stream))
     controller = Controller(stream, browser.copy_to_clipboard, _compact(api_base))
     page = browser.Page(controller, api_base)
     page.bind()

@@ -73,6 +73,11 @@ def banner_html(state: State) -> str:
     )
 
 
+def chat_title_html(chat: ChatState | None) -> str:
+    """The active chat's title for the top bar."""
+    return escape((chat.title if chat else "") or "New chat")
+
+
 def chat_list_html(state: State) -> str:
     """The chat list; the active chat carries ``aria-current="true"``."""
     items = []

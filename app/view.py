@@ -17,13 +17,14 @@ from app.render import (
     assistant_message_html,
     banner_html,
     chat_list_html,
+    chat_title_html,
     context_html,
     toast_html,
     user_message_html,
 )
 from app.state import ChatState, MessageState, RunState, State
 
-SLOTS = ("#chat-list", "#banner-slot", "#context-slot", "#toasts")
+SLOTS = ("#chat-title", "#chat-list", "#banner-slot", "#context-slot", "#toasts")
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +96,7 @@ class View:
     def render(self, state: State) -> None:
         """Bring the page in line with ``state``."""
         chat = state.active_chat
+        self._set_slot("#chat-title", chat_title_html(chat))
         self._set_slot("#chat-list", chat_list_html(state))
         self._set_slot("#banner-slot", banner_html(state))
         self._set_slot("#context-slot", context_html(state.context_info))

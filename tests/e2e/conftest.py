@@ -134,7 +134,9 @@ def guard(page: Page) -> Iterator[PageGuard]:
     page.on("console", watch.on_console)
     page.on("pageerror", lambda error: watch.problems.append(f"page error: {error}"))
     page.on("request", watch.on_request)
-    page.route(re.compile(r"^(?!https?://(127\.0\.0\.1|localhost)[:/])[a-z]+://.*"), lambda r: r.abort())
+    page.route(
+        re.compile(r"^(?!https?://(127\.0\.0\.1|localhost)[:/])[a-z]+://.*"), lambda r: r.abort()
+    )
     yield watch
     assert watch.nonlocal_requests == [], "the page made requests off this machine"
     assert watch.problems == [], "the page logged errors"
