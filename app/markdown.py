@@ -76,23 +76,37 @@ def render_markdown(text: str) -> str:
     return str(_MD.render(text))
 
 
-def split_blocks(text: str) -> tuple[str, str]:
-    """Split ``text`` into (finished blocks, the open last block).
+_BLOCK_PARSER = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
+_BLOCK_PARSER.core.ruler.disable(["inline", "text_join"])  # NOTE: block structure only
+_LINE_END = re.compile(r"\r\n?|\n")  # the line ends markdown-it normalises
 
-    NOTE: only a blank line outside a code fence ends a block for certain; everything after the
-    last such line is the open block, re-rendered as it grows. Finished blocks never change, so
-    they are rendered once.
+
+def split_blocks(text: str) -> tuple[str, str]:
+    """Split ``text`` into (finished top-level blocks, the open last block).
+
+    NOTE: the block structure is markdown-it's own (CommonMark), so fences of any length, list
+    items with blank lines and indented continuations are never cut. A top-level block is
+    finished once a *complete* line has begun another top-level block after it: CommonMark
+    reads line by line and never reopens a closed block, but an unfinished line ("2" that
+    becomes "2. item") may still join the block before it, so it is left out of the parse.
     """
-    in_fence = False
-    fence = ""
-    boundary = 0
-    position = 0
-    for line in text.split("\n")[:-1]:  # NOTE: the last piece has no line end yet
-        position += len(line) + 1
-        stripped = line.strip()
-        marker = stripped[:3]
-        if marker in ("```", "~~~") and (not in_fence or stripped.startswith(fence)):
-            in_fence, fence = (not in_fence), marker
-        elif not in_fence and stripped == "":
-            boundary = position
-    return text[:boundary], text[boundary:]
+    complete = text[: max(text.rfind("\n"), text.rfind("\r")) + 1]
+    starts = [
+        token.map[0]
+        for token in _BLOCK_PARSER.parse(complete)
+        if token.level == 0 and token.map is not None and token.nesting != -1
+    ]
+    if len(starts) < 2:
+        return "", text
+    offset = _line_offset(text, starts[-1])
+    return text[:offset], text[offset:]
+
+
+def _line_offset(text: str, line: int) -> int:
+    """The index in ``text`` where line number ``line`` (0-based) begins."""
+    if line == 0:
+        return 0
+    for number, match in enumerate(_LINE_END.finditer(text), start=1):
+        if number == line:
+            return match.end()
+    return len(text)

@@ -135,6 +135,14 @@ def user_message_html(message: MessageState) -> str:
     )
 
 
+def pending_answer_html(message: MessageState) -> str:
+    """An answer whose run is not known (yet): an empty assistant message, never a user one."""
+    return (
+        f'<article class="message" data-role="assistant"{attr("data-message-id", message.id)}>'
+        '<div class="message-text"></div></article>'
+    )
+
+
 def assistant_message_html(
     chat: ChatState, message: MessageState, run: RunState, answer_html: str
 ) -> str:
@@ -233,6 +241,8 @@ def image_html(part: ImagePart) -> str:
         body = (
             f'<div class="image-failed">Image failed: {escape(part.error or "unknown error")}</div>'
         )
+    elif part.status == "completed":
+        body = '<div class="image-failed">Image not shown: its address is missing or refused</div>'
     else:
         body = f'<div class="image-placeholder">Generating image… {escape(part.prompt)}</div>'
     return f"{head}{body}<figcaption>{escape(part.prompt)}</figcaption></figure>"

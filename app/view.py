@@ -19,6 +19,7 @@ from app.render import (
     chat_list_html,
     chat_title_html,
     context_html,
+    pending_answer_html,
     toast_html,
     user_message_html,
 )
@@ -64,13 +65,14 @@ class AnswerRenderer:
         self._cache: dict[str, _Rendered] = {}
 
     def html(self, run_id: str, text: str) -> str:
-        finished, open_block = split_blocks(text)
         cached = self._cache.get(run_id)
-        if cached is None or not finished.startswith(cached.finished):
+        if cached is None or not text.startswith(cached.finished):
             cached = _Rendered("", "")  # NOTE: text never shrinks in a run; this is a reset
-        if len(finished) > len(cached.finished):
-            added = finished[len(cached.finished) :]
-            cached = _Rendered(finished, cached.html + render_markdown(added))
+        # NOTE: only the text after the last finished block is parsed again: it starts at a
+        # top-level block boundary, so its block structure is the same as in the whole text.
+        added, open_block = split_blocks(text[len(cached.finished) :])
+        if added:
+            cached = _Rendered(cached.finished + added, cached.html + render_markdown(added))
         self._cache[run_id] = cached
         return cached.html + render_markdown(open_block) if open_block else cached.html
 
@@ -90,6 +92,7 @@ class View:
         self._slots: dict[str, str] = {}
         self._messages: dict[str, tuple[object, object]] = {}
         self._chat_id: str | None = None
+        self._order: list[str] | None = None
         self._controls: Controls | None = None
         self._draft = ""
 
@@ -121,13 +124,18 @@ class View:
             if not _same(self._messages.get(message.id), version):
                 self._messages[message.id] = version
                 changed[message.id] = self._message_html(chat, message, run)
-        self._dom.sync_messages([m.id for m in messages], changed)
+        order = [m.id for m in messages]
+        if changed or order != self._order:
+            self._order = order
+            self._dom.sync_messages(order, changed)
 
     def _message_html(
         self, chat: ChatState | None, message: MessageState, run: RunState | None
     ) -> str:
-        if message.role == "user" or run is None or chat is None:
+        if message.role == "user":
             return user_message_html(message)
+        if run is None or chat is None:
+            return pending_answer_html(message)
         return assistant_message_html(chat, message, run, self._answers.html(run.run_id, run.text))
 
     def _render_controls(self, state: State) -> None:

@@ -1,0 +1,810 @@
+"""HTML for the page: every DOM hook of SPEC §8, and every text value escaped.
+
+The small tree builder at the top (``parse_html``) is also used by the markdown and view tests:
+assertions read elements and attributes, not substrings of the markup.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from html.parser import HTMLParser
+from typing import Any
+
+import pytest
+
+from app.parts import (
+    ContinuationPart,
+    ImagePart,
+    Part,
+    SystemEventPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+)
+from app.render import (
+    ERROR_TEXT,
+    INTERRUPTED_TEXT,
+    actions_html,
+    assistant_message_html,
+    attr,
+    banner_html,
+    chat_list_html,
+    chat_title_html,
+    context_html,
+    details_html,
+    human_error,
+    image_html,
+    part_html,
+    parts_html,
+    status_html,
+    toast_html,
+    tool_call_html,
+    user_message_html,
+)
+from app.state import (
+    ChatState,
+    ContextInfo,
+    ErrorInfo,
+    FallbackNotice,
+    MessageState,
+    RunState,
+    State,
+)
+from app.text import Text
+from app.trace import RunTrace
+
+# --- a tiny DOM for assertions -----------------------------------------------------------------
+
+VOID = frozenset({"area", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source"})
+
+
+@dataclass
+class Element:
+    """One parsed element: tag, attributes (as written, in order) and children."""
+
+    tag: str
+    attr_list: list[tuple[str, str | None]] = field(default_factory=list)
+    children: list[Element | str] = field(default_factory=list)
+
+    @property
+    def attrs(self) -> dict[str, str | None]:
+        return dict(self.attr_list)
+
+    def get(self, name: str) -> str | None:
+        return self.attrs.get(name)
+
+    def has(self, name: str) -> bool:
+        return name in self.attrs
+
+    @property
+    def text(self) -> str:
+        return "".join(node for node in self._walk() if isinstance(node, str))
+
+    def iter(self) -> Iterator[Element]:
+        """Every descendant element, in document order."""
+        return (node for node in self._walk() if isinstance(node, Element))
+
+    def _walk(self) -> Iterator[Element | str]:
+        # NOTE: iterative, so hostile deep nesting does not hit the recursion limit.
+        stack: list[Element | str] = list(reversed(self.children))
+        while stack:
+            node = stack.pop()
+            yield node
+            if isinstance(node, Element):
+                stack.extend(reversed(node.children))
+
+    def find_all(
+        self, name: str | None = None, value: str | None = None, *, tag: str = ""
+    ) -> list[Element]:
+        """Descendants with attribute ``name`` (equal to ``value`` when given) and/or ``tag``."""
+        return [
+            el
+            for el in self.iter()
+            if (not tag or el.tag == tag)
+            and (name is None or el.has(name))
+            and (value is None or name is None or el.get(name) == value)
+        ]
+
+    def one(self, name: str | None = None, value: str | None = None, *, tag: str = "") -> Element:
+        found = self.find_all(name, value, tag=tag)
+        assert len(found) == 1, f"expected one [{name}={value}] {tag}, found {len(found)}"
+        return found[0]
+
+    def classes(self) -> set[str]:
+        return set((self.get("class") or "").split())
+
+
+class _TreeBuilder(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root = Element("#root")
+        self._stack = [self.root]
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        element = Element(tag, list(attrs))
+        self._stack[-1].children.append(element)
+        if tag not in VOID:
+            self._stack.append(element)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._stack[-1].children.append(Element(tag, list(attrs)))
+
+    def handle_endtag(self, tag: str) -> None:
+        for depth in range(len(self._stack) - 1, 0, -1):
+            if self._stack[depth].tag == tag:
+                del self._stack[depth:]
+                return
+
+    def handle_data(self, data: str) -> None:
+        self._stack[-1].children.append(data)
+
+
+def parse_html(html: str) -> Element:
+    """The element tree of an HTML fragment (under a ``#root`` element)."""
+    builder = _TreeBuilder()
+    builder.feed(html)
+    builder.close()
+    return builder.root
+
+
+def all_strings(root: Element) -> list[str]:
+    """Every text node and attribute value of the tree, decoded."""
+    values = [root.text]
+    for element in root.iter():
+        values.extend(value for _, value in element.attr_list if value is not None)
+    return values
+
+
+# --- builders -----------------------------------------------------------------------------------
+
+
+def text_part(value: str) -> TextPart:
+    return TextPart(content=Text(value))
+
+
+def run(**fields: Any) -> RunState:
+    base: dict[str, Any] = {"run_id": "r1", "chat_id": "c1", "trace": RunTrace("r1")}
+    return RunState(**{**base, **fields})
+
+
+def answer(run_ids: tuple[str, ...] = ("r1",), shown: int = 0, id: str = "m1") -> MessageState:
+    return MessageState(id, "assistant", reply_to="u1", run_ids=run_ids, shown=shown)
+
+
+def chat_with(*runs: RunState) -> ChatState:
+    return ChatState("c1", runs={r.run_id: r for r in runs})
+
+
+def article(r: RunState, message: MessageState | None = None, answer_html: str = "") -> Element:
+    message = message or answer(run_ids=(r.run_id,))
+    html = assistant_message_html(chat_with(r), message, r, answer_html)
+    return parse_html(html).one("data-role", "assistant", tag="article")
+
+
+def actions(root: Element) -> dict[str, Element]:
+    return {el.get("data-action") or "": el for el in root.find_all("data-action", tag="button")}
+
+
+# --- the assistant message ----------------------------------------------------------------------
+
+
+def test_assistant_message_carries_its_hooks() -> None:
+    r = run(run_id="run_7", attempt=3, status="receiving", parts=(text_part("hi"),))
+    message = answer(run_ids=("run_5", "run_6", "run_7"), shown=2, id="msg_9")
+
+    element = article(r, message, "<p>hi</p>")
+
+    assert element.get("data-message-id") == "msg_9"
+    assert element.get("data-run-id") == "run_7"
+    assert element.get("data-status") == "receiving"
+    assert element.get("data-attempt") == "3"
+    assert element.one(tag="div", name="class", value="message-text").one(tag="p").text == "hi"
+
+
+@dataclass(frozen=True)
+class Expect:
+    """What the status line and the actions of one run state show."""
+
+    text: str
+    copy: bool = False
+    resume: bool = False
+    regenerate: bool = False
+    warnings: frozenset[str] = frozenset()
+    cancel: str | None = None
+    error_code: str | None = None
+
+
+PARTIAL = frozenset({"partial"})
+STATUS_CASES = [
+    pytest.param({"status": "connecting"}, Expect("Waiting for the answer…"), id="connecting"),
+    pytest.param(
+        {"status": "connecting", "resuming": True}, Expect("Resuming…"), id="connecting-resume"
+    ),
+    pytest.param({"status": "receiving"}, Expect("Answering…"), id="receiving"),
+    pytest.param(
+        {"status": "completed", "stop_reason": "stop"},
+        Expect("", copy=True, regenerate=True),
+        id="completed-stop",
+    ),
+    pytest.param(
+        {"status": "completed", "stop_reason": "length"},
+        Expect("", copy=True, regenerate=True, warnings=frozenset({"length"})),
+        id="completed-length-shows-length-warning",
+    ),
+    pytest.param(
+        {"status": "completed", "stop_reason": "stop", "has_gap": True},
+        Expect(
+            "Completed with a gap: part of the answer may be missing",
+            copy=True,
+            regenerate=True,
+            warnings=PARTIAL,
+        ),
+        id="completed-with-gap-is-partial",
+    ),
+    pytest.param(
+        {"status": "cancelling", "cancel": "pending"},
+        Expect("Stopping…", cancel="pending"),
+        id="cancelling-pending-no-partial-yet",
+    ),
+    pytest.param(
+        {"status": "cancelled", "cancel": "confirmed"},
+        Expect("Stopped", regenerate=True, warnings=PARTIAL, cancel="confirmed"),
+        id="cancelled-confirmed",
+    ),
+    pytest.param(
+        {"status": "cancelled", "cancel": "unconfirmed"},
+        Expect(
+            "Stop requested — not confirmed by the server",
+            regenerate=True,
+            warnings=PARTIAL,
+            cancel="unconfirmed",
+        ),
+        id="cancelled-unconfirmed-never-claims-stopped",
+    ),
+    pytest.param(
+        {"status": "interrupted", "reason": "eof"},
+        Expect(INTERRUPTED_TEXT["eof"], resume=True, regenerate=True, warnings=PARTIAL),
+        id="interrupted-eof-offers-resume-and-regenerate",
+    ),
+    pytest.param(
+        {"status": "interrupted", "reason": "gap"},
+        Expect(INTERRUPTED_TEXT["gap"], resume=True, regenerate=True, warnings=PARTIAL),
+        id="interrupted-gap",
+    ),
+    pytest.param(
+        {"status": "interrupted"},
+        Expect(INTERRUPTED_TEXT["eof"], resume=True, regenerate=True, warnings=PARTIAL),
+        id="interrupted-without-reason-reads-as-eof",
+    ),
+    pytest.param(
+        {"status": "interrupted", "reason": "expired"},
+        Expect(INTERRUPTED_TEXT["expired"], regenerate=True, warnings=PARTIAL),
+        id="interrupted-expired-offers-regenerate-only",
+    ),
+    pytest.param(
+        {"status": "interrupted", "reason": "timeout"},
+        Expect("Interrupted.", resume=True, regenerate=True, warnings=PARTIAL),
+        id="interrupted-unknown-reason",
+    ),
+    pytest.param(
+        {"status": "failed", "reason": "error", "error": ErrorInfo("idle_timeout", "x")},
+        Expect("Failed", regenerate=True, warnings=PARTIAL, error_code="idle_timeout"),
+        id="failed-shows-error-code",
+    ),
+    pytest.param(
+        {"status": "failed", "reason": "protocol"},
+        Expect("Failed", regenerate=True, warnings=PARTIAL),
+        id="failed-without-error-info",
+    ),
+]
+
+
+@pytest.mark.parametrize(("fields", "expect"), STATUS_CASES)
+def test_status_line_and_actions_follow_the_run_state(
+    fields: dict[str, Any], expect: Expect
+) -> None:
+    r = run(parts=(text_part("partial text"),), **fields)
+
+    element = article(r)
+
+    assert element.get("data-status") == r.status
+    assert element.one(name="class", value="status-text").text == expect.text
+    warnings = {el.get("data-warning") for el in element.find_all("data-warning")}
+    assert warnings == expect.warnings
+    cancels = [el.get("data-cancel") for el in element.find_all("data-cancel")]
+    assert cancels == ([expect.cancel] if expect.cancel else [])
+    codes = [el.get("data-error-code") for el in element.find_all("data-error-code")]
+    assert codes == ([expect.error_code] if expect.error_code else [])
+    buttons = actions(element)
+    assert buttons["copy"].has("disabled") is not expect.copy
+    assert ("resume" in buttons) is expect.resume
+    assert ("regenerate" in buttons) is expect.regenerate
+    for button in buttons.values():
+        assert button.get("data-message-id") == "m1"
+
+
+def test_failed_run_shows_the_human_error_text() -> None:
+    r = run(status="failed", error=ErrorInfo("first_event_timeout", "server words"))
+
+    warning = article(r).one("data-error-code", "first_event_timeout")
+
+    assert ERROR_TEXT["first_event_timeout"] in warning.text
+    assert warning.one(tag="code").text == "first_event_timeout"
+
+
+# --- parts ---------------------------------------------------------------------------------------
+
+
+def test_single_message_text_sits_where_text_first_appeared() -> None:
+    parts: tuple[Part, ...] = (
+        ThinkingPart(Text("plan")),
+        text_part("Hello "),
+        ToolCallPart("t1", "search"),
+        text_part("world"),
+        SystemEventPart("tool_loop_exhausted", "stopped looping"),
+    )
+    r = run(status="completed", parts=parts)
+
+    root = parse_html(parts_html(r, "<p>Hello world</p>"))
+
+    top = [child for child in root.children if isinstance(child, Element)]
+    kinds = [
+        el.get("data-part") or ("text" if "message-text" in el.classes() else "tool") for el in top
+    ]
+    assert kinds == ["thinking", "text", "tool", "system-event"]
+    assert len(root.find_all("class", "message-text")) == 1
+    assert root.one("class", "message-text").text == "Hello world"
+
+
+def test_answer_without_text_still_has_an_empty_message_text() -> None:
+    r = run(status="receiving", parts=(ToolCallPart("t1", "search"),))
+
+    root = parse_html(parts_html(r, ""))
+
+    text = root.one("class", "message-text")
+    assert text.text == "" and text.children == []
+    assert root.children[-1] is text
+
+
+@pytest.mark.parametrize(
+    ("status", "thinking_last", "opened"),
+    [
+        pytest.param("receiving", True, True, id="live-and-last-is-open"),
+        pytest.param("receiving", False, False, id="live-but-followed-by-text-is-closed"),
+        pytest.param("completed", True, False, id="settled-is-closed"),
+    ],
+)
+def test_thinking_block_is_open_only_while_it_streams(
+    status: str, thinking_last: bool, opened: bool
+) -> None:
+    thinking = ThinkingPart(Text("step 1"))
+    parts: tuple[Part, ...] = (thinking,) if thinking_last else (thinking, text_part("a"))
+    r = run(status=status, parts=parts)
+
+    block = parse_html(parts_html(r, "")).one("data-part", "thinking", tag="details")
+
+    assert block.has("open") is opened
+    assert block.one(name="class", value="thinking-text").text == "step 1"
+
+
+@pytest.mark.parametrize(
+    ("part", "result_text", "result_classes"),
+    [
+        pytest.param(ToolCallPart("t1", "search"), None, None, id="streaming-no-result"),
+        pytest.param(
+            ToolCallPart("t1", "search", status="completed"), None, None, id="completed-no-result"
+        ),
+        pytest.param(
+            ToolCallPart("t1", "search", status="done", result={"hits": 2}),
+            '{\n  "hits": 2\n}',
+            {"tool-result"},
+            id="done-shows-result-json",
+        ),
+        pytest.param(
+            ToolCallPart("t1", "search", status="error", result="boom", is_error=True),
+            '"boom"',
+            {"tool-result", "error"},
+            id="error-result-is-marked",
+        ),
+        pytest.param(
+            ToolCallPart("t1", "search", status="done", result={1, 2}),
+            "{1, 2}",
+            {"tool-result"},
+            id="unserialisable-result-falls-back-to-str",
+        ),
+    ],
+)
+def test_tool_call_shows_name_arguments_status_and_result(
+    part: ToolCallPart, result_text: str | None, result_classes: set[str] | None
+) -> None:
+    part = replace(part, arguments={"q": "cats"})
+
+    call = parse_html(tool_call_html(part)).one("data-tool-call-id", "t1")
+
+    assert call.get("data-tool-status") == part.status
+    assert call.one("class", "tool-name").text == "search"
+    assert call.one("class", "tool-status").text == part.status
+    assert call.one("class", "tool-args").text == '{\n  "q": "cats"\n}'
+    results = [el for el in call.find_all(tag="pre") if "tool-result" in el.classes()]
+    if result_text is None:
+        assert results == []
+    else:
+        assert [el.text for el in results] == [result_text]
+        assert results[0].classes() == result_classes
+
+
+def test_tool_call_without_a_name_is_called_tool() -> None:
+    call = parse_html(tool_call_html(ToolCallPart("t1"))).one("data-tool-call-id", "t1")
+
+    assert call.one("class", "tool-name").text == "tool"
+
+
+def _figure(part: ImagePart) -> Element:
+    return parse_html(image_html(part)).one("data-image-id", part.image_id, tag="figure")
+
+
+def test_pending_image_is_a_placeholder_with_its_prompt() -> None:
+    figure = _figure(ImagePart("i1", prompt="a red fox"))
+
+    assert figure.get("data-image-status") == "pending"
+    assert figure.find_all(tag="img") == []
+    assert "a red fox" in figure.one("class", "image-placeholder").text
+    assert figure.one(tag="figcaption").text == "a red fox"
+
+
+@pytest.mark.parametrize(
+    ("url", "alt", "shown_alt"),
+    [
+        pytest.param("https://img.example/fox.png", "a fox", "a fox", id="https-with-alt"),
+        pytest.param(
+            "https://img.example/fox.png", None, "a red fox", id="alt-falls-back-to-prompt"
+        ),
+        pytest.param("data:image/webp;base64,UklGRg==", "x", "x", id="data-webp"),
+    ],
+)
+def test_completed_image_shows_the_image(url: str, alt: str | None, shown_alt: str) -> None:
+    figure = _figure(ImagePart("i1", "a red fox", status="completed", url=url, alt=alt))
+
+    assert figure.get("data-image-status") == "completed"
+    image = figure.one(tag="img")
+    assert image.get("src") == url
+    assert image.get("alt") == shown_alt
+    assert figure.find_all("class", "image-placeholder") == []
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        pytest.param("data:image/svg+xml;base64,PHN2Zz4=", id="svg"),
+        pytest.param("javascript:alert(1)", id="javascript"),
+        pytest.param(None, id="missing-url"),
+    ],
+)
+def test_completed_image_with_a_refused_url_shows_no_img(url: str | None) -> None:
+    figure = _figure(ImagePart("i1", "fox", status="completed", url=url))
+
+    assert figure.find_all(tag="img") == []
+    assert "javascript" not in image_html(ImagePart("i1", "fox", status="completed", url=url))
+
+
+def test_completed_image_with_a_refused_url_does_not_claim_to_be_generating() -> None:
+    figure = _figure(ImagePart("i1", "fox", status="completed", url="data:image/svg+xml,<svg/>"))
+
+    assert "Generating" not in figure.text
+
+
+@pytest.mark.parametrize(
+    ("error", "shown"),
+    [
+        pytest.param("quota exceeded", "Image failed: quota exceeded", id="with-error"),
+        pytest.param(None, "Image failed: unknown error", id="without-error"),
+    ],
+)
+def test_failed_image_shows_the_failure(error: str | None, shown: str) -> None:
+    figure = _figure(ImagePart("i1", "fox", status="failed", error=error))
+
+    assert figure.get("data-image-status") == "failed"
+    assert figure.one("class", "image-failed").text == shown
+    assert figure.find_all(tag="img") == []
+
+
+@pytest.mark.parametrize(
+    ("recovered", "value", "word"),
+    [
+        pytest.param(False, "false", "recovering", id="recovering"),
+        pytest.param(True, "true", "recovered", id="recovered"),
+    ],
+)
+def test_continuation_marker(recovered: bool, value: str, word: str) -> None:
+    marker = parse_html(part_html(ContinuationPart("replay", recovered))).one(
+        "data-part", "continuation"
+    )
+
+    assert marker.get("data-recovered") == value
+    assert marker.get("data-mode") == "replay"
+    assert marker.text == f"Continuation (replay): {word}"
+
+
+@pytest.mark.parametrize(
+    ("message", "shown"),
+    [
+        pytest.param("Tool loop stopped", "Tool loop stopped", id="with-message"),
+        pytest.param("", "tool_loop_exhausted", id="kind-when-no-message"),
+    ],
+)
+def test_system_event_marker(message: str, shown: str) -> None:
+    marker = parse_html(part_html(SystemEventPart("tool_loop_exhausted", message))).one(
+        "data-part", "system-event"
+    )
+
+    assert marker.get("data-kind") == "tool_loop_exhausted"
+    assert marker.text == shown
+
+
+def test_message_parts_render_in_a_full_message() -> None:
+    parts: tuple[Part, ...] = (
+        ToolCallPart("t1", "draw", status="done", result="ok"),
+        ImagePart("i1", "fox", tool_call_id="t1"),
+        ContinuationPart("cursor", False),
+        SystemEventPart("tool_loop_exhausted"),
+    )
+    element = article(run(status="receiving", parts=parts))
+
+    assert element.one("data-tool-call-id", "t1").get("data-tool-status") == "done"
+    assert element.one("data-image-id", "i1").get("data-image-status") == "pending"
+    assert element.one("data-part", "continuation").get("data-recovered") == "false"
+    assert element.one("data-part", "system-event").get("data-kind") == "tool_loop_exhausted"
+
+
+# --- actions --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("shown", "prev_disabled", "next_disabled", "label"),
+    [
+        pytest.param(0, True, False, "1 / 3", id="first"),
+        pytest.param(1, False, False, "2 / 3", id="middle"),
+        pytest.param(2, False, True, "3 / 3", id="last"),
+    ],
+)
+def test_attempt_switcher(shown: int, prev_disabled: bool, next_disabled: bool, label: str) -> None:
+    message = answer(run_ids=("r1", "r2", "r3"), shown=shown)
+
+    root = parse_html(actions_html(message, run(status="completed")))
+
+    buttons = actions(root)
+    assert buttons["attempt-prev"].has("disabled") is prev_disabled
+    assert buttons["attempt-next"].has("disabled") is next_disabled
+    assert buttons["attempt-prev"].get("data-message-id") == "m1"
+    assert root.one("class", "attempt-label").text == label
+
+
+def test_single_attempt_has_no_switcher() -> None:
+    buttons = actions(parse_html(actions_html(answer(), run(status="completed"))))
+
+    assert set(buttons) == {"copy", "regenerate"}
+
+
+def test_details_panel_shows_the_trace() -> None:
+    r = run(trace=RunTrace("r1", outcome="completed", duplicates_dropped=2))
+
+    details = parse_html(details_html(r)).one("class", "run-details", tag="details")
+
+    assert details.one(tag="pre").text == "[r1] completed dup=2"
+
+
+# --- user message, chat list, context, notices --------------------------------------------------
+
+
+def test_user_message() -> None:
+    element = parse_html(user_message_html(MessageState("u1", "user", text="hi\nthere"))).one(
+        "data-role", "user", tag="article"
+    )
+
+    assert element.get("data-message-id") == "u1"
+    assert element.text == "hi\nthere"
+
+
+def test_chat_list_marks_the_active_chat_and_live_chats() -> None:
+    generating = ChatState(
+        "c2",
+        "Second",
+        runs={"r9": run(run_id="r9", chat_id="c2", status="receiving")},
+        live_runs=("r9",),
+    )
+    state = State(
+        chats={"c1": ChatState("c1", "First"), "c2": generating, "c3": ChatState("c3")},
+        chat_order=("c2", "c1", "c3", "c4"),
+        active_chat_id="c1",
+    )
+
+    buttons = parse_html(chat_list_html(state)).find_all("data-chat-id", tag="button")
+
+    assert [b.get("data-chat-id") for b in buttons] == ["c2", "c1", "c3", "c4"]
+    assert [b.get("aria-current") for b in buttons] == [None, "true", None, None]
+    assert [b.text for b in buttons] == ["Second ●", "First", "New chat", "New chat"]
+
+
+@pytest.mark.parametrize(
+    ("chat", "title"),
+    [
+        pytest.param(ChatState("c1", "Trip plans"), "Trip plans", id="titled"),
+        pytest.param(ChatState("c1"), "New chat", id="untitled"),
+        pytest.param(None, "New chat", id="unsaved"),
+    ],
+)
+def test_chat_title(chat: ChatState | None, title: str) -> None:
+    assert parse_html(chat_title_html(chat)).text == title
+
+
+def test_chat_list_without_an_active_chat_marks_none() -> None:
+    state = State(chats={"c1": ChatState("c1", "A")}, chat_order=("c1",))
+
+    assert parse_html(chat_list_html(state)).one("data-chat-id", "c1").get("aria-current") is None
+
+
+@pytest.mark.parametrize(
+    ("ratio", "shown"),
+    [
+        pytest.param(0.4567, "0.4567", id="in-range"),
+        pytest.param(1.7, "1.0000", id="clamped-above"),
+        pytest.param(-0.2, "0.0000", id="clamped-below"),
+    ],
+)
+def test_context_ring_ratio_is_a_decimal_between_0_and_1(ratio: float, shown: str) -> None:
+    info = ContextInfo(4567, 10000, ratio, "warning", False)
+
+    ring = parse_html(context_html(info)).one("data-context-ring")
+
+    assert ring.get("data-ratio") == shown
+    assert 0.0 <= float(ring.get("data-ratio") or "nan") <= 1.0
+    assert ring.get("data-severity") == "warning"
+    assert "4,567 of 10,000 tokens" in (ring.get("aria-label") or "")
+
+
+@pytest.mark.parametrize(
+    ("recommended", "callouts"),
+    [pytest.param(True, 1, id="recommended"), pytest.param(False, 0, id="not-recommended")],
+)
+def test_compaction_callout_only_when_recommended(recommended: bool, callouts: int) -> None:
+    info = ContextInfo(95, 100, 0.95, "critical", recommended)
+
+    root = parse_html(context_html(info))
+
+    assert root.one("data-context-ring").get("data-severity") == "critical"
+    found = root.find_all("data-callout", "compaction")
+    assert len(found) == callouts
+    if callouts:
+        assert actions(found[0])["compact"].tag == "button"
+
+
+def test_nothing_to_show_renders_nothing() -> None:
+    assert context_html(None) == ""
+    assert toast_html(State()) == ""
+    assert banner_html(State()) == ""
+
+
+def test_fallback_toast() -> None:
+    notice = FallbackNotice("cursor_expired", "Replayed the conversation", "c1", "r1", 3)
+
+    toast = parse_html(toast_html(State(fallback_notice=notice))).one("data-toast", "fallback")
+
+    assert toast.get("data-reason") == "cursor_expired"
+    assert "Replayed the conversation" in toast.text
+    assert "dismiss-toast" in actions(toast)
+
+
+@pytest.mark.parametrize(
+    ("error", "text"),
+    [
+        pytest.param(
+            ErrorInfo("model_unavailable", "srv", 503),
+            ERROR_TEXT["model_unavailable"],
+            id="known-code-uses-own-words",
+        ),
+        pytest.param(
+            ErrorInfo("rate_limited", "Slow down", 429, retry_after=2.5),
+            "Slow down Try again in 2.5 s.",
+            id="unknown-code-uses-server-message-and-retry-after",
+        ),
+        pytest.param(ErrorInfo("weird", ""), "Something went wrong.", id="no-message"),
+    ],
+)
+def test_error_banner(error: ErrorInfo, text: str) -> None:
+    banner = parse_html(banner_html(State(last_error=error))).one("data-error-code", error.code)
+
+    assert human_error(error) == text
+    assert banner.get("role") == "alert"
+    assert banner.one(tag="span").text == f"{text} {error.code}"
+    assert "dismiss-error" in actions(banner)
+
+
+# --- every text value is escaped ------------------------------------------------------------------
+
+HOSTILE = "<b>\"'&x"
+
+
+def esc(make_html: Callable[[], str], id: str, shown: str = HOSTILE) -> Any:
+    return pytest.param(make_html, shown, id=id)
+
+
+ESCAPE_CASES = [
+    esc(lambda: tool_call_html(ToolCallPart("t1", HOSTILE)), "tool-name"),
+    esc(lambda: tool_call_html(ToolCallPart(HOSTILE)), "tool-call-id"),
+    esc(
+        lambda: tool_call_html(ToolCallPart("t1", "x", arguments={"q": HOSTILE})),
+        "tool-arguments",
+        json.dumps(HOSTILE),
+    ),
+    esc(
+        lambda: tool_call_html(ToolCallPart("t1", "x", status="done", result=HOSTILE)),
+        "tool-result",
+        json.dumps(HOSTILE),
+    ),
+    esc(
+        lambda: tool_call_html(ToolCallPart("t1", "x", status="done", result={HOSTILE})),
+        "tool-result-unserialisable",
+        str({HOSTILE}),
+    ),
+    esc(lambda: image_html(ImagePart("i1", prompt=HOSTILE)), "image-prompt"),
+    esc(lambda: image_html(ImagePart(HOSTILE)), "image-id"),
+    esc(
+        lambda: image_html(
+            ImagePart("i1", "p", status="completed", url="https://a.example/i.png", alt=HOSTILE)
+        ),
+        "image-alt",
+    ),
+    esc(
+        lambda: image_html(
+            ImagePart("i1", "p", status="completed", url=f"https://a.example/{HOSTILE}")
+        ),
+        "image-url",
+    ),
+    esc(lambda: image_html(ImagePart("i1", "p", status="failed", error=HOSTILE)), "image-error"),
+    esc(lambda: part_html(ThinkingPart(Text(HOSTILE))), "thinking-text"),
+    esc(lambda: part_html(ContinuationPart(HOSTILE, True)), "continuation-mode"),
+    esc(lambda: part_html(SystemEventPart(HOSTILE)), "system-event-kind"),
+    esc(lambda: part_html(SystemEventPart("k", HOSTILE)), "system-event-message"),
+    esc(lambda: banner_html(State(last_error=ErrorInfo(HOSTILE, HOSTILE))), "banner-error"),
+    esc(lambda: status_html(run(status="failed", error=ErrorInfo(HOSTILE, HOSTILE))), "run-error"),
+    esc(
+        lambda: chat_list_html(State(chats={"c1": ChatState("c1", HOSTILE)}, chat_order=("c1",))),
+        "chat-title",
+    ),
+    esc(lambda: chat_list_html(State(chat_order=(HOSTILE,), active_chat_id=HOSTILE)), "chat-id"),
+    esc(lambda: chat_title_html(ChatState("c1", HOSTILE)), "chat-title-top-bar"),
+    esc(
+        lambda: toast_html(State(fallback_notice=FallbackNotice(HOSTILE, HOSTILE, "c", "r", 1))),
+        "toast-reason-and-message",
+    ),
+    esc(lambda: user_message_html(MessageState("u1", "user", text=HOSTILE)), "user-prompt"),
+    esc(lambda: user_message_html(MessageState(HOSTILE, "user")), "user-message-id"),
+    esc(
+        lambda: assistant_message_html(
+            chat_with(run(run_id=HOSTILE)),
+            answer(run_ids=(HOSTILE,), id=HOSTILE),
+            run(run_id=HOSTILE, trace=RunTrace(HOSTILE)),
+            "",
+        ),
+        "assistant-message-run-ids-and-trace",
+    ),
+    esc(
+        lambda: actions_html(answer(run_ids=("a", "b"), id=HOSTILE), run(status="interrupted")),
+        "action-message-id",
+    ),
+    esc(lambda: attr("title", HOSTILE), "attr-helper"),
+]
+
+
+@pytest.mark.parametrize(("make_html", "shown"), ESCAPE_CASES)
+def test_every_text_value_is_escaped(make_html: Callable[[], str], shown: str) -> None:
+    """The value arrives intact as text or attribute (``shown``: as JSON for tool data)."""
+    html = make_html()
+    root = parse_html(f"<div {html.lstrip()}>" if html.startswith(" ") else html)
+
+    assert HOSTILE not in html
+    assert "<b>" not in html
+    assert root.find_all(tag="b") == []
+    assert any(shown in value for value in all_strings(root)), html
