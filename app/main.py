@@ -35,7 +35,7 @@ def _refresh_titles(stream: ChatStream) -> Callable[[State, State], None]:
     """The server names a chat after its first turn: fetch the list when an answer settles."""
 
     def on_change(state: State, previous: State) -> None:
-        if previous.is_generating and not state.is_generating:
+        if previous.is_generating and not state.is_generating and browser.is_online():
             stream.refresh_chats()
 
     return on_change

@@ -148,3 +148,16 @@ def app(page: Page, guard: PageGuard, live_server: LiveServer) -> Page:
     page.goto(live_server.url + "/")
     page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
     return page
+
+
+@pytest.fixture
+def server(live_server: LiveServer) -> LiveServer:
+    """The shared live server, wiped first: no scenario or live run left by another test."""
+    live_server.api("POST", "/__test__/reset", b"{}")
+    return live_server
+
+
+@pytest.fixture
+def riacho(server: LiveServer, app: Page) -> Page:
+    """The booted page, on a server wiped before the page made its session."""
+    return app

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from playwright.sync_api import Page, Route
+from playwright.sync_api import Locator, Page, Route
 
 from tests.e2e.conftest import LiveServer
 
@@ -108,3 +108,10 @@ def on_next_stream(
 
     page.route(STREAM_ROUTE, handle, times=1)
     return seen
+
+
+def send(page: Page, prompt: str) -> Locator:
+    """Send ``prompt`` with the Send button; the answer's message."""
+    page.locator("textarea[name=prompt]").fill(prompt)
+    page.locator("[data-action=send]").click()
+    return page.locator("[data-role=assistant]").last

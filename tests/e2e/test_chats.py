@@ -1,0 +1,112 @@
+"""Chats, attempts, reloads and lost connections, in real Chromium (SPEC §5, §6)."""
+
+from __future__ import annotations
+
+from playwright.sync_api import BrowserContext, Page, expect
+
+from tests.e2e import scenarios
+from tests.e2e.conftest import BOOT_TIMEOUT_MS, LiveServer
+from tests.e2e.scenarios import StreamRequest, done, send, sleep, text
+
+STREAM_MS = 20_000
+
+
+def test_switching_chats_never_mixes_answers_and_coming_back_shows_the_truth(
+    riacho: Page, server: LiveServer
+) -> None:
+    seen = scenarios.on_next_stream(
+        riacho, server, lambda _: [text("Alpha "), sleep(1500), text("finished."), done()]
+    )
+    first = send(riacho, "First chat")
+    expect(first.locator(".message-text")).to_contain_text("Alpha", timeout=STREAM_MS)
+    chat_a = seen[0].chat_id
+    assert chat_a is not None
+
+    riacho.locator("[data-action=new-chat]").click()
+    second = send(riacho, "Second chat")
+    expect(second).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
+    expect(riacho.locator("[data-role=assistant]")).to_have_count(1)
+    expect(riacho.locator(".message-text")).not_to_contain_text("Alpha")
+
+    riacho.locator(f"#chat-list [data-chat-id='{chat_a}']").click()
+    expect(riacho.locator(f"[data-chat-id='{chat_a}']")).to_have_attribute("aria-current", "true")
+    answer = riacho.locator("[data-role=assistant]").last
+    expect(answer).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
+    expect(answer.locator(".message-text")).to_have_text("Alpha finished.")
+
+
+def test_reload_while_the_server_still_generates_reattaches_and_completes(
+    riacho: Page, server: LiveServer
+) -> None:
+    scenarios.on_next_stream(
+        riacho,
+        server,
+        lambda _: [text("Before reload. "), sleep(2500), text("After reload."), done()],
+    )
+    answer = send(riacho, "Survive a reload")
+    expect(answer.locator(".message-text")).to_contain_text("Before reload.", timeout=STREAM_MS)
+
+    riacho.reload()
+    riacho.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
+
+    answer = riacho.locator("[data-role=assistant]").last
+    expect(answer).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
+    expect(answer.locator(".message-text")).to_have_text("Before reload. After reload.")
+    expect(riacho.locator("[data-role=user]")).to_have_text(["Survive a reload"])
+
+
+def test_lost_connection_offers_resume_which_finishes_the_same_run(
+    riacho: Page, server: LiveServer, context: BrowserContext
+) -> None:
+    seen = scenarios.on_next_stream(
+        riacho,
+        server,
+        lambda _: [text("One. "), sleep(300), {"detach": True}, sleep(300), text("Two."), done()],
+    )
+    answer = send(riacho, "Cut me off")
+    expect(answer.locator(".message-text")).to_contain_text("One.", timeout=STREAM_MS)
+    context.set_offline(True)  # NOTE: offline, the client must not try its automatic resume
+    expect(answer).to_have_attribute("data-status", "interrupted", timeout=STREAM_MS)
+    expect(answer.locator("[data-warning=partial]")).to_be_visible()
+    expect(riacho.locator("[data-error-code]")).to_have_count(0)
+    run_id = answer.get_attribute("data-run-id")
+
+    context.set_offline(False)
+    answer.locator("[data-action=resume]").click()
+
+    expect(answer).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
+    expect(answer.locator(".message-text")).to_have_text("One. Two.")
+    assert answer.get_attribute("data-run-id") == run_id == seen[0].run_id
+
+
+def test_escape_stops_the_answer(riacho: Page) -> None:
+    answer = send(riacho, "Tell me something long")
+    expect(answer).to_have_attribute("data-status", "receiving", timeout=STREAM_MS)
+    riacho.keyboard.press("Escape")
+    expect(answer).to_have_attribute("data-status", "cancelled", timeout=STREAM_MS)
+    expect(answer.locator("[data-cancel=confirmed]")).to_have_count(1)
+
+
+def test_regenerate_keeps_every_attempt_and_never_joins_them(
+    riacho: Page, server: LiveServer
+) -> None:
+    scenarios.on_next_stream(riacho, server, lambda _: [text("First attempt."), done()])
+    answer = send(riacho, "Try twice")
+    expect(answer).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
+
+    scenarios.on_next_stream(riacho, server, _second_attempt)
+    answer.locator("[data-action=regenerate]").click()
+    expect(answer).to_have_attribute("data-attempt", "2", timeout=STREAM_MS)
+    expect(answer).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
+    expect(answer.locator(".message-text")).to_have_text("Second attempt.")
+
+    answer.locator("[data-action=attempt-prev]").click()
+    expect(answer).to_have_attribute("data-attempt", "1")
+    expect(answer.locator(".message-text")).to_have_text("First attempt.")
+    answer.locator("[data-action=attempt-next]").click()
+    expect(answer.locator(".message-text")).to_have_text("Second attempt.")
+    expect(riacho.locator("[data-role=user]")).to_have_count(1)
+
+
+def _second_attempt(request: StreamRequest) -> list[scenarios.Step]:
+    return [text("Second attempt."), done()]
