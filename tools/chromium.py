@@ -30,7 +30,7 @@ def apt_install() -> bool:
     if shutil.which("apt-get") is None or os.geteuid() != 0:
         return False
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    install = ["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"]
+    install = ["apt-get", "install", "-y", "-q", "chromium"]
     print("chromium: installing Debian's chromium with apt-get", file=sys.stderr, flush=True)
     quiet = {"stdout": sys.stderr, "env": env, "check": False}
     if subprocess.run(install, **quiet).returncode == 0:  # type: ignore[call-overload]
