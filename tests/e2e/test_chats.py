@@ -5,7 +5,7 @@ from __future__ import annotations
 from playwright.sync_api import BrowserContext, Page, expect
 
 from tests.e2e import scenarios
-from tests.e2e.conftest import BOOT_TIMEOUT_MS, LiveServer
+from tests.e2e.conftest import BOOT_TIMEOUT_MS, LiveServer, PageGuard
 from tests.e2e.scenarios import StreamRequest, done, send, sleep, text
 
 STREAM_MS = 20_000
@@ -110,3 +110,25 @@ def test_regenerate_keeps_every_attempt_and_never_joins_them(
 
 def _second_attempt(request: StreamRequest) -> list[scenarios.Step]:
     return [text("Second attempt."), done()]
+
+
+def test_an_attached_file_goes_with_the_prompt_and_a_refused_one_says_why(
+    riacho: Page, guard: PageGuard
+) -> None:
+    guard.allow_console_error(r"status of 400 \(Bad Request\)")
+    files = riacho.locator("input[type=file][name=attachments]")
+    files.set_input_files(
+        [{"name": "notes.txt", "mimeType": "text/plain", "buffer": b"river notes"}]
+    )
+    expect(riacho.locator("#attachment-list")).to_have_text("Attached: 1 file(s)")
+    with riacho.expect_request("**/api/respond/stream") as streamed:
+        answer = send(riacho, "Read my notes")
+    assert len(streamed.value.post_data_json["attachmentIds"]) == 1
+    expect(answer).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
+    expect(riacho.locator("#attachment-list")).to_have_text("")
+
+    files.set_input_files(
+        [{"name": "tool.exe", "mimeType": "application/x-msdownload", "buffer": b"MZ"}]
+    )
+    expect(riacho.locator("#attachment-list")).to_contain_text("tool.exe")
+    expect(riacho.locator("#attachment-list")).to_contain_text("attachment_type_unsupported")
