@@ -158,12 +158,23 @@ class StreamFailed:
 
 @dataclass(frozen=True, slots=True)
 class ResumeStarted:
-    """Read the run's events again after its last seq (``recovering``: after a lost cancel)."""
+    """Read the run's events again after its last seq (``recovering``: after a lost cancel).
+
+    An answer with a gap is read again from seq 1 instead: a gap replay (see ``state.Replay``).
+    """
 
     run_id: str
     at: float
     automatic: bool = False
     recovering: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayStarted:
+    """The stream reached its terminal event after a gap: re-read the whole log from seq 1."""
+
+    run_id: str
+    at: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,6 +229,7 @@ RunUpdate = (
     | IssuesRecorded
     | StreamEnded
     | StreamFailed
+    | ReplayStarted
     | ResumeFailed
     | StopRequested
     | CancelSettled

@@ -41,7 +41,7 @@ ERROR_TEXT = {
 INTERRUPTED_TEXT = {
     "eof": "The stream ended before the answer was complete.",
     "network": "The connection broke before the answer was complete.",
-    "gap": "Part of the answer went missing on the way.",
+    "gap": "Part of the answer went missing on the way and could not be recovered.",
     "expired": "The rest of this answer is no longer available; regenerate it.",
     "resume_failed": "Resuming failed.",
     "detached": "Re-attaching to the answer…",
@@ -269,6 +269,8 @@ def status_text(run: RunState) -> str:
     """The words for a run's state."""
     match run.status:
         case "connecting":
+            if run.filling_gap:
+                return "Filling in a missing part of the answer…"
             return "Resuming…" if run.resuming else "Waiting for the answer…"
         case "receiving":
             return "Answering…"

@@ -3,8 +3,14 @@
 Small coroutines over a :class:`RunEnv`; every outcome is a dispatched action, so the reducer
 stays the one place that decides state. Flows (Stop is in :mod:`app.cancel`)::
 
-    drive(run)          open_run → read_stream → (dropped?) one automatic resume
-    read_resumed(run)   open_events(after last seq) → read_stream     (410 → expired)
+    drive(run)          open_run → read_stream → fill_gap → (dropped?) one automatic resume
+    read_resumed(run)   open_events(after last seq, or 0 for a gap replay) → read_stream
+                        → fill_gap                                    (410 → expired)
+    fill_gap(run)       the terminal event came after a gap → ReplayStarted → read_resumed
+
+# NOTE: a live gap is filled after the stream's terminal event (or, after EOF, by the automatic
+# resume), not when it is seen: the live copy keeps growing meanwhile, one connection is read
+# at a time, and by then the server's log holds the whole answer, so the replay is one read.
 
 Timeouts (SPEC §5): first event (from the request, so a request that never answers counts),
 idle (from the last event; keepalive comments don't count) and total (from the run's start,
@@ -29,6 +35,7 @@ from app.actions import (
     FrameSkipped,
     IssuesRecorded,
     PreStreamFailed,
+    ReplayStarted,
     ResumeFailed,
     ResumeStarted,
     StreamEnded,
@@ -92,6 +99,7 @@ async def drive(env: RunEnv, run_id: str, body: RespondStreamBody) -> None:
         env.dispatch(PreStreamFailed(run_id, env.clock(), error_info(error)))
         return
     await read_stream(env, run_id, chunks, window, opened)
+    await fill_gap(env, run_id, window)
     run = env.run(run_id)
     dropped = run is not None and run.status == "interrupted" and run.reason in ("eof", "network")
     if dropped and env.config.auto_resume and env.is_online():
@@ -100,11 +108,17 @@ async def drive(env: RunEnv, run_id: str, body: RespondStreamBody) -> None:
 
 
 async def read_resumed(env: RunEnv, run_id: str, window: Window) -> None:
-    """Read a resumed run (``ResumeStarted`` already dispatched) from its last seq."""
+    """Read a resumed run (``ResumeStarted`` already dispatched) from its last seq.
+
+    A gap replay (``run.replay`` set) reads the whole log, from seq 1.
+    """
     run = env.run(run_id)
     if run is None or not (run.status == "connecting" and run.resuming):
         return
-    after = run.trace.resumes[-1].after_seq if run.trace.resumes else run.last_seq
+    if run.replay is not None:
+        after = 0
+    else:
+        after = run.trace.resumes[-1].after_seq if run.trace.resumes else run.last_seq
     try:
         chunks, opened = await _open(env, window, env.transport.open_events(run_id, after))
     except TimeoutFired as fired:
@@ -116,6 +130,18 @@ async def read_resumed(env: RunEnv, run_id: str, window: Window) -> None:
         env.dispatch(ResumeFailed(run_id, env.clock(), reason, error_info(error)))
         return
     await read_stream(env, run_id, chunks, window, opened)
+    await fill_gap(env, run_id, window)
+
+
+async def fill_gap(env: RunEnv, run_id: str, window: Window) -> None:
+    """The stream reached its terminal event after a gap: re-read the whole log to fill it."""
+    run = env.run(run_id)
+    if run is None or not run.replay_due:
+        return
+    env.dispatch(ReplayStarted(run_id, env.clock()))
+    # NOTE: recursion ends here: a replay's seqs must be contiguous, so it never holds a
+    # terminal event for another replay (a gap on it interrupts the run instead).
+    await read_resumed(env, run_id, window)
 
 
 async def _open(
@@ -229,8 +255,9 @@ class _Connection:
             self._release()
 
     def _live(self) -> bool:
+        """Still worth reading: the run is live and its terminal event is not held for a replay."""
         run = self.env.run(self.run_id)
-        return run is not None and run.is_live
+        return run is not None and run.is_live and not run.replay_due
 
     def _note_bytes(self) -> None:
         """Report the first bytes and new keepalive comments (liveness, for the trace)."""

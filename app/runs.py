@@ -8,11 +8,16 @@ object when the action does not apply in the run's status. The sequence guard li
 - while resuming, the first event must be ``last_seq + 1``, else the run is ``interrupted``
   with reason ``gap``;
 - on a live stream a gap (``seq > last_seq + 1``) is recorded in ``trace.gaps`` and the run
-  goes on with ``has_gap`` set.
+  goes on with ``has_gap`` set; its terminal event is then held (``replay_due``), not applied;
+- a gap replay (:class:`~app.state.Replay`, started by :class:`ReplayStarted`, or by a resume
+  of a gapped answer) must run 1, 2, 3…: it builds its parts aside until it reaches the live
+  copy's ``last_seq``, then they replace the gapped parts at once and the answer ends as the
+  replay's terminal event says. A replay that skips a seq, fails, or ends before it caught up
+  leaves the run ``interrupted`` with reason ``gap`` (``expired`` on 410) and the gapped copy.
 
 # NOTE: a live gap does not stop the answer, because later text is still worth showing, but
-# the run can never look cleanly complete: ``has_gap`` keeps ``is_partial`` true even after
-# ``done``, and the view shows the partial warning.
+# the run can never look cleanly complete: its terminal event only counts once a replay has
+# filled the gap, and ``has_gap`` keeps ``is_partial`` true until then.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from app.actions import (
     EventReceived,
     FrameSkipped,
     IssuesRecorded,
+    ReplayStarted,
     ResumeFailed,
     ResumeStarted,
     RunRestored,
@@ -36,6 +42,7 @@ from app.actions import (
 )
 from app.parts import apply_content
 from app.protocol import (
+    TERMINAL_TYPES,
     ContextInfoEvent,
     DoneEvent,
     ErrorEvent,
@@ -43,8 +50,8 @@ from app.protocol import (
     StreamEvent,
     UserMessageIdEvent,
 )
-from app.state import ErrorInfo, RunState, RunStatus
-from app.trace import Gap, Resume, RunTrace
+from app.state import ErrorInfo, Replay, RunState, RunStatus
+from app.trace import Gap, GapReplay, ReplayOutcome, Resume, RunTrace
 
 _CONTENT_DELTAS = frozenset({"text", "thinking"})  # what "first content" means in the trace
 
@@ -73,6 +80,8 @@ def reduce_run(run: RunState, action: RunUpdate) -> RunState:
             return _ended(run, action)
         case StreamFailed():
             return _failed(run, action)
+        case ReplayStarted():
+            return _start_replay(run, action)
         case ResumeFailed():
             return _resume_failed(run, action)
         case StopRequested():
@@ -82,18 +91,37 @@ def reduce_run(run: RunState, action: RunUpdate) -> RunState:
 
 
 def receive(run: RunState, action: EventReceived) -> tuple[RunState, bool]:
-    """The run after one event, and whether the event was applied (passed the guards)."""
+    """The run after one event, and whether the event is news (its chat effects apply)."""
     event, at = action.event, action.at
     if not run.is_live:
         return run, False
     if event.run_id != run.run_id:
         return _trace(run, foreign_dropped=run.trace.foreign_dropped + 1), False
-    guarded, fresh = _guard_seq(run, event.seq, at)
+    unseen = _unseen(run, event.seq)
+    terminal = event.type in TERMINAL_TYPES
+    guarded, fresh = _guard(run, event.seq, at, terminal)
     if not fresh:
         return guarded, False
+    if guarded.replay is not None and not guarded.replay.caught_up:
+        return _apply_aside(guarded, guarded.replay, event, at), unseen
     if guarded.status == "connecting":
         guarded = replace(guarded, status="receiving")
-    return _apply(guarded, event, at), True
+    if terminal and guarded.has_gap:
+        return replace(guarded, replay_due=True), False
+    return _apply(guarded, event, at), unseen
+
+
+def _unseen(run: RunState, seq: int) -> bool:
+    """``seq`` never reached this run: past its last seq, or lost in a live gap."""
+    return seq > run.last_seq or any(g.expected <= seq < g.got for g in run.trace.gaps)
+
+
+def _guard(run: RunState, seq: int, at: float, terminal: bool = False) -> tuple[RunState, bool]:
+    """The run with ``seq`` seen, and whether it is new (the replay's guard while aside)."""
+    replay = run.replay
+    if replay is not None and not replay.caught_up:
+        return _guard_replay(run, replay, seq, at, terminal)
+    return _guard_seq(run, seq, at)
 
 
 def _guard_seq(run: RunState, seq: int, at: float) -> tuple[RunState, bool]:
@@ -103,7 +131,7 @@ def _guard_seq(run: RunState, seq: int, at: float) -> tuple[RunState, bool]:
         return _trace(run, duplicates_dropped=trace.duplicates_dropped + 1), False
     expected = run.last_seq + 1
     gaps = trace.gaps if seq == expected else (*trace.gaps, Gap(expected, seq))
-    if run.resuming and seq != expected:
+    if (run.resuming or run.replay is not None) and seq != expected:
         interrupted = replace(run, resuming=False, reason="gap")
         return _settle(interrupted, "interrupted", at, gaps=gaps), False
     if run.from_history:  # NOTE: a replay from seq 1 rebuilds the parts the history showed
@@ -116,6 +144,36 @@ def _guard_seq(run: RunState, seq: int, at: float) -> tuple[RunState, bool]:
         trace=replace(trace, gaps=gaps) if gaps is not trace.gaps else trace,
     )
     return advanced, True
+
+
+def _guard_replay(
+    run: RunState, replay: Replay, seq: int, at: float, terminal: bool
+) -> tuple[RunState, bool]:
+    """Replayed seqs run 1, 2, 3…; reaching the live copy (or a terminal) swaps the parts."""
+    if seq <= replay.last_seq:
+        return _trace(run, duplicates_dropped=run.trace.duplicates_dropped + 1), False
+    expected = replay.last_seq + 1
+    if seq != expected:
+        unfilled = replace(_unfill(run, "gap", at, Gap(expected, seq)), reason="gap")
+        return _settle(unfilled, "interrupted", at), False
+    if seq < run.last_seq and not terminal:
+        return replace(run, replay=replace(replay, last_seq=seq)), True
+    filled = replace(
+        run,
+        status="receiving",
+        parts=replay.parts,
+        last_seq=seq,
+        has_gap=False,
+        resuming=False,
+        replay=Replay(last_seq=seq, caught_up=True),
+    )
+    return replace(filled, trace=run.trace.with_replay_outcome("filled", at)), True
+
+
+def _apply_aside(run: RunState, replay: Replay, event: StreamEvent, at: float) -> RunState:
+    """Build the replayed copy aside; the gapped copy stays on screen until it is caught up."""
+    shadow = _apply(replace(run, parts=replay.parts), event, at)
+    return replace(shadow, parts=run.parts, replay=replace(replay, parts=shadow.parts))
 
 
 def _apply(run: RunState, event: StreamEvent, at: float) -> RunState:
@@ -157,7 +215,7 @@ def _skipped(run: RunState, action: FrameSkipped) -> RunState:
     if frame.run_id is not None and frame.run_id != run.run_id:
         return _trace(run, foreign_dropped=run.trace.foreign_dropped + 1)
     seq = frame.seen_seq
-    return run if seq is None else _guard_seq(run, seq, action.at)[0]
+    return run if seq is None else _guard(run, seq, action.at)[0]
 
 
 def _issues(run: RunState, action: IssuesRecorded) -> RunState:
@@ -173,14 +231,16 @@ def _ended(run: RunState, action: StreamEnded) -> RunState:
     if not run.is_live:
         return run
     drop = f"{action.reason}: {action.detail}" if action.detail else action.reason
-    ended = replace(run, reason=action.reason, resuming=False)
+    reason = "gap" if run.filling_gap else action.reason
+    ended = replace(_unfill(run, "failed", action.at), reason=reason, resuming=False)
     return _settle(ended, "interrupted", action.at, drops=(*run.trace.drops, drop))
 
 
 def _failed(run: RunState, action: StreamFailed) -> RunState:
     if not run.is_live:
         return run
-    failed = replace(run, reason=action.reason, error=action.error, resuming=False)
+    failed = _unfill(run, "failed", action.at)
+    failed = replace(failed, reason=action.reason, error=action.error, resuming=False)
     if action.reason == "protocol":
         failed = replace(failed, trace=failed.trace.with_issue(action.error.message))
     return _settle(failed, "failed", action.at, timeout_fired=action.timeout)
@@ -189,14 +249,24 @@ def _failed(run: RunState, action: StreamFailed) -> RunState:
 def _resume_failed(run: RunState, action: ResumeFailed) -> RunState:
     if not (run.status == "connecting" and run.resuming):
         return run
-    failed = replace(run, reason=action.reason, error=action.error, resuming=False)
+    expired = action.reason == "expired"
+    reason = "gap" if run.replay is not None and not expired else action.reason
+    failed = _unfill(run, "expired" if expired else "failed", action.at)
+    failed = replace(failed, reason=reason, error=action.error, resuming=False)
     return _settle(failed, "interrupted", action.at)
 
 
 def _stop(run: RunState, action: StopRequested) -> RunState:
     if not run.is_live:
         return run
-    stopping = replace(run, status="cancelling", cancel="pending", resuming=False)
+    stopping = replace(
+        _unfill(run, "stopped", action.at),
+        status="cancelling",
+        cancel="pending",
+        resuming=False,
+        replay_due=False,
+        replay=None,
+    )
     return _trace(stopping, cancel_requested=action.at, cancel_settled=None, cancel_outcome=None)
 
 
@@ -221,10 +291,33 @@ def start_resume(run: RunState, action: ResumeStarted) -> RunState:
         run = _trace(run, cancel_settled=action.at, cancel_outcome="completed_first")
     elif not run.can_resume:
         return run
-    after = 0 if run.from_history else run.last_seq
+    after = 0 if run.from_history or run.has_gap else run.last_seq
     mark = Resume(action.at, after, action.automatic, action.recovering)
-    resumed = replace(run, status="connecting", resuming=True, reason=None, error=None, cancel=None)
-    return _trace(resumed, resumes=(*run.trace.resumes, mark), terminal=None, outcome=None)
+    resumed = replace(run, reason=None, error=None, cancel=None)
+    resumed = _trace(resumed, resumes=(*run.trace.resumes, mark), terminal=None, outcome=None)
+    if run.has_gap:  # NOTE: reading on after last_seq would keep the hole: replay it all
+        return _begin_replay(resumed, action.at)
+    return replace(resumed, status="connecting", resuming=True)
+
+
+def _start_replay(run: RunState, action: ReplayStarted) -> RunState:
+    if not (run.is_live and run.replay_due):
+        return run
+    return _begin_replay(replace(run, replay_due=False), action.at)
+
+
+def _begin_replay(run: RunState, at: float) -> RunState:
+    """``connecting`` to the whole log; the gapped parts stay shown until it catches up."""
+    replaying = replace(run, status="connecting", resuming=True, replay=Replay())
+    return _trace(replaying, replays=(*run.trace.replays, GapReplay(at)))
+
+
+def _unfill(run: RunState, outcome: ReplayOutcome, at: float, gap: Gap | None = None) -> RunState:
+    """Give up a replay still building aside: the gapped copy stays the answer."""
+    if not run.filling_gap:
+        return run
+    trace = run.trace.with_replay_outcome(outcome, at, gap)
+    return replace(run, replay=None, replay_due=False, trace=trace)
 
 
 def restore(run: RunState, action: RunRestored) -> RunState:
@@ -246,9 +339,10 @@ def restore(run: RunState, action: RunRestored) -> RunState:
 
 def _settle(run: RunState, status: RunStatus, at: float, **trace: object) -> RunState:
     """``status`` with the trace's terminal time and outcome (plus ``trace`` fields)."""
-    settled = replace(run, status=status)
+    settled = replace(run, status=status, replay=None, replay_due=False)
     return _trace(settled, terminal=at, outcome=status, **trace)
 
 
 def _trace(run: RunState, **changes: object) -> RunState:
+    """``run`` with ``changes`` made to its trace."""
     return replace(run, trace=replace(run.trace, **changes))  # type: ignore[arg-type]

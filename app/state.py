@@ -21,7 +21,8 @@ Shape (frozen dataclasses; mappings are never mutated, only replaced)::
 
     RunState(run_id, chat_id, attempt, status, parts, last_seq, reason, error, stop_reason,
              cancel, has_gap, message_id, user_message_id, retry_of_run_id, resuming,
-             from_history, trace)
+             from_history, replay_due, replay, trace)
+    └── replay: Replay(parts, last_seq, caught_up)   the whole log re-read to fill a gap
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ RunStatus = Literal[
 ]
 """The state of one run (SPEC §5).
 
-connecting:  request sent, nothing received on this connection yet (also while resuming).
+connecting:  request sent, nothing received on this connection yet (also while resuming, and
+             while a gap replay rebuilds the answer aside: ``replay`` is set).
 receiving:   valid events arriving.
 completed:   ``done`` with ``stop`` or ``length`` received.
 cancelling:  the user pressed Stop: reader aborted, cancel sent, confirmation pending.
@@ -55,7 +57,7 @@ StopReason = Literal["stop", "length", "cancelled"]
 EndReason = Literal[
     "eof",  # interrupted: the stream ended without a terminal event
     "network",  # interrupted: the connection broke
-    "gap",  # interrupted: a resume did not continue at last_seq + 1
+    "gap",  # interrupted: a resume did not continue at last_seq + 1, or a gap was not filled
     "expired",  # interrupted: the event log is gone (410); only Regenerate is possible
     "resume_failed",  # interrupted: the resume request failed
     "detached",  # interrupted: loaded from history while still running; re-attached at once
@@ -99,6 +101,20 @@ class FallbackNotice:
 
 
 @dataclass(frozen=True, slots=True)
+class Replay:
+    """The run's whole event log re-read from seq 1 to fill a gap in the live copy.
+
+    Until it reaches the run's ``last_seq`` the replayed events build ``parts`` aside and the
+    gapped copy stays on screen; then its parts replace the gapped ones at once (never joined)
+    and it is ``caught_up``: it continues the answer, and its seqs must stay contiguous.
+    """
+
+    parts: Parts = ()
+    last_seq: int = 0
+    caught_up: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class RunState:
     """One attempt at an answer: its status, parts and trace."""
 
@@ -118,6 +134,8 @@ class RunState:
     retry_of_run_id: str | None = None
     resuming: bool = False  # reading a resume: the next event must be last_seq + 1
     from_history: bool = False  # parts came from the chat history, not from events
+    replay_due: bool = False  # the terminal event came after a gap: held until a replay
+    replay: Replay | None = None  # reading the log from seq 1 to fill the gap (see Replay)
     trace: RunTrace = field(default_factory=lambda: RunTrace(""))
 
     @property
@@ -134,6 +152,11 @@ class RunState:
     def is_partial(self) -> bool:
         """The answer is not known to be complete (the partial warning)."""
         return self.status != "completed" or self.has_gap
+
+    @property
+    def filling_gap(self) -> bool:
+        """A replay is due or rebuilding the answer aside (the parts shown have a gap)."""
+        return self.replay_due or (self.replay is not None and not self.replay.caught_up)
 
     @property
     def can_resume(self) -> bool:

@@ -19,6 +19,15 @@ Clock = Callable[[], float]
 """Returns a monotonic time in milliseconds."""
 
 CancelOutcome = Literal["confirmed", "unconfirmed", "completed_first"]
+ReplayOutcome = Literal["filled", "gap", "expired", "failed", "stopped"]
+"""How a gap replay ended.
+
+filled:  it reached the live copy contiguously from seq 1; its parts replaced the gapped ones.
+gap:     the replayed log skips a seq too.
+expired: the event log is gone (410).
+failed:  the request failed, or the connection ended or broke before it caught up.
+stopped: the user pressed Stop first.
+"""
 MAX_ISSUES = 50
 
 
@@ -46,6 +55,20 @@ class Resume:
 
 
 @dataclass(frozen=True, slots=True)
+class GapReplay:
+    """One re-read of the run's whole event log to fill a gap: when, and how it ended."""
+
+    at: float
+    outcome: ReplayOutcome | None = None  # None while it reads
+    ended: float | None = None
+    gap: Gap | None = None  # outcome "gap": where the replay skipped
+
+    def __str__(self) -> str:
+        where = f"({self.gap.expected}->{self.gap.got})" if self.gap else ""
+        return f"{self.outcome or 'open'}{where}"
+
+
+@dataclass(frozen=True, slots=True)
 class RunTrace:
     """The timeline and counters of one run (all times in clock milliseconds)."""
 
@@ -60,6 +83,7 @@ class RunTrace:
     gaps: tuple[Gap, ...] = ()
     drops: tuple[str, ...] = ()  # connection ends without a terminal event: "eof", "network: …"
     resumes: tuple[Resume, ...] = ()
+    replays: tuple[GapReplay, ...] = ()  # gap replays (re-reads of the log from seq 1)
     cancel_requested: float | None = None
     cancel_settled: float | None = None
     cancel_outcome: CancelOutcome | None = None
@@ -90,6 +114,15 @@ class RunTrace:
             return self
         return replace(self, protocol_issues=(*self.protocol_issues, issue))
 
+    def with_replay_outcome(
+        self, outcome: ReplayOutcome, at: float, gap: Gap | None = None
+    ) -> RunTrace:
+        """This trace with the open gap replay ended (unchanged if none is open)."""
+        if not self.replays or self.replays[-1].outcome is not None:
+            return self
+        ended = GapReplay(self.replays[-1].at, outcome, at, gap)
+        return replace(self, replays=(*self.replays[:-1], ended))
+
 
 def _since(start: float | None, end: float | None) -> float | None:
     return None if start is None or end is None else end - start
@@ -106,6 +139,7 @@ def format_trace(trace: RunTrace) -> str:
         ("gaps", ",".join(f"{g.expected}->{g.got}" for g in trace.gaps) or None),
         ("drops", ",".join(trace.drops) or None),
         ("resumes", str(len(trace.resumes)) if trace.resumes else None),
+        ("replays", ",".join(str(r) for r in trace.replays) or None),
         ("cancel", _cancel(trace)),
         ("timeout", trace.timeout_fired),
         ("issues", str(len(trace.protocol_issues)) if trace.protocol_issues else None),

@@ -252,6 +252,23 @@ class StatusLog:
             self.seen.append(label)
 
 
+class TextLog:
+    """Every distinct answer text a subscriber sees for one run."""
+
+    def __init__(self, chat: ChatStream, run_id: str = "run_1") -> None:
+        self.run_id = run_id
+        self.seen: list[str] = []
+        chat.subscribe(self)
+
+    def __call__(self, state: State, previous: State) -> None:
+        found = state.find_run(self.run_id)
+        if found is None:
+            return
+        text = found[1].text
+        if text and (not self.seen or self.seen[-1] != text):
+            self.seen.append(text)
+
+
 def run_of(chat: ChatStream, run_id: str = "run_1") -> RunState:
     """The run's current state (fails the test if it does not exist)."""
     found = chat.get_state().find_run(run_id)

@@ -24,6 +24,7 @@ from app.actions import (
     IssuesRecorded,
     NoticeDismissed,
     PreStreamFailed,
+    ReplayStarted,
     ResumeFailed,
     ResumeStarted,
     RunRestored,
@@ -32,6 +33,7 @@ from app.actions import (
     StreamEnded,
     StreamFailed,
 )
+from app.parts import answer_text
 from app.protocol import ParsedEvent, SkippedFrame, parse_event
 from app.reducer import reduce
 from app.state import ChatState, ErrorInfo, MessageState, RunState, RunStatus, State
@@ -265,6 +267,163 @@ def test_skipped_frame_of_another_run_is_foreign() -> None:
     assert (after.last_seq, after.trace.foreign_dropped) == (2, 1)
 
 
+# --- gap replay ---------------------------------------------------------------------------------
+
+
+def gapped(status: RunStatus = "receiving", **fields: Any) -> RunState:
+    """Run ``r1`` with text "ac" from seqs 1 and 3: seq 2 went missing on the live stream."""
+    state = state_with(run())
+    for action in (event("text", 1, text="a"), event("text", 3, text="c")):
+        state = reduce(state, action)
+    return replace(the_run(state), status=status, **fields)
+
+
+def replay_view(current: RunState) -> dict[str, Any]:
+    """What a gap replay changes, in one comparable dict."""
+    replay = current.replay
+    return {
+        "status": current.status,
+        "reason": current.reason,
+        "text": current.text,
+        "last_seq": current.last_seq,
+        "has_gap": current.has_gap,
+        "replay_due": current.replay_due,
+        "replay": replay and (answer_text(replay.parts), replay.last_seq, replay.caught_up),
+        "outcomes": [r.outcome for r in current.trace.replays],
+    }
+
+
+def unknown(seq: int) -> FrameSkipped:
+    frame = SkippedFrame("unknown_type", "future", "r1", seq, "unknown event type 'future'")
+    return FrameSkipped("r1", 5.0, frame)
+
+
+def replayed(*seqs: int) -> list[Action]:
+    """``text`` events of the whole answer "abcde": seq n carries its n-th letter."""
+    return [event("text", n, text="abcde"[n - 1]) for n in seqs]
+
+
+def done_at(seq: int) -> EventReceived:
+    return event("done", seq, messageId="m9", stopReason="stop")
+
+
+HELD = [done_at(4), ReplayStarted("r1", 5.0)]
+RESUMED = [ResumeStarted("r1", 5.0)]
+REPLAY = [
+    pytest.param(
+        gapped(),
+        [done_at(4)],
+        {"status": "receiving", "replay_due": True, "last_seq": 4, "text": "ac", "replay": None},
+        id="terminal-after-a-gap-is-held",
+    ),
+    pytest.param(
+        gapped(),
+        HELD,
+        {"status": "connecting", "replay_due": False, "replay": ("", 0, False), "outcomes": [None]},
+        id="replay-started-keeps-the-gapped-copy",
+    ),
+    pytest.param(
+        gapped(),
+        [*HELD, *replayed(1, 2)],
+        {"status": "connecting", "text": "ac", "replay": ("ab", 2, False), "has_gap": True},
+        id="replayed-events-build-aside",
+    ),
+    pytest.param(
+        gapped(),
+        [*HELD, *replayed(1, 1), unknown(2)],
+        {"replay": ("a", 2, False)},
+        id="replay-drops-duplicates-and-counts-unknown-types",
+    ),
+    pytest.param(
+        gapped(),
+        [*HELD, *replayed(1, 2, 3), done_at(4)],
+        {"status": "completed", "text": "abc", "has_gap": False, "outcomes": ["filled"]},
+        id="replay-terminal-swaps-and-completes",
+    ),
+    pytest.param(
+        gapped(),
+        [*HELD, *replayed(1, 3)],
+        {"status": "interrupted", "reason": "gap", "text": "ac", "has_gap": True, "replay": None},
+        id="replay-gap-interrupts-keeping-the-live-copy",
+    ),
+    pytest.param(
+        gapped(),
+        [*HELD, ResumeFailed("r1", 5.0, "expired", ERR)],
+        {"status": "interrupted", "reason": "expired", "text": "ac", "outcomes": ["expired"]},
+        id="replay-410-expired",
+    ),
+    pytest.param(
+        gapped(),
+        [*HELD, ResumeFailed("r1", 5.0, "resume_failed", ERR)],
+        {"status": "interrupted", "reason": "gap", "outcomes": ["failed"]},
+        id="replay-request-failure-is-a-gap",
+    ),
+    pytest.param(
+        gapped(),
+        [*HELD, *replayed(1), StreamEnded("r1", 5.0, "eof")],
+        {"status": "interrupted", "reason": "gap", "text": "ac", "outcomes": ["failed"]},
+        id="replay-eof-before-catching-up-is-a-gap",
+    ),
+    pytest.param(
+        gapped(),
+        [*HELD, StreamFailed("r1", 5.0, "timeout", ERR, timeout="first_event")],
+        {"status": "failed", "reason": "timeout", "text": "ac", "outcomes": ["failed"]},
+        id="replay-timeout-fails",
+    ),
+    pytest.param(
+        gapped(),
+        [*HELD, *replayed(1), StopRequested("r1", 5.0)],
+        {"status": "cancelling", "text": "ac", "has_gap": True, "replay": None},
+        id="stop-during-replay",
+    ),
+    pytest.param(
+        gapped(),
+        [done_at(4), StopRequested("r1", 5.0)],
+        {"status": "cancelling", "replay_due": False, "outcomes": []},
+        id="stop-while-the-terminal-is-held",
+    ),
+    pytest.param(
+        gapped("interrupted", reason="eof"),
+        RESUMED,
+        {"status": "connecting", "reason": None, "replay": ("", 0, False), "text": "ac"},
+        id="resume-of-a-gapped-answer-replays-it-all",
+    ),
+    pytest.param(
+        gapped("interrupted", reason="eof"),
+        [*RESUMED, *replayed(1, 2)],
+        {"status": "connecting", "text": "ac", "replay": ("ab", 2, False)},
+        id="replay-behind-the-live-copy-stays-aside",
+    ),
+    pytest.param(
+        gapped("interrupted", reason="eof"),
+        [*RESUMED, *replayed(1, 2, 3)],
+        {"status": "receiving", "text": "abc", "has_gap": False, "replay": ("", 3, True)},
+        id="replay-reaching-the-live-copy-swaps-and-goes-on",
+    ),
+    pytest.param(
+        gapped("interrupted", reason="eof"),
+        [*RESUMED, *replayed(1, 2, 3, 5)],
+        {"status": "interrupted", "reason": "gap", "text": "abc", "has_gap": False},
+        id="gap-after-catching-up-interrupts",
+    ),
+    pytest.param(
+        gapped("interrupted", reason="eof"),
+        [*RESUMED, *replayed(1, 2, 3, 4), done_at(5)],
+        {"status": "completed", "text": "abcd", "has_gap": False, "replay": None},
+        id="caught-up-replay-continues-the-answer",
+    ),
+]
+
+
+@pytest.mark.parametrize(("start", "actions", "expected"), REPLAY)
+def test_gap_replay(start: RunState, actions: list[Action], expected: dict[str, Any]) -> None:
+    state = state_with(start, live=True)
+    for action in actions:
+        state = reduce(state, action)
+    view = replay_view(the_run(state))
+    assert {name: view[name] for name in expected} == expected
+
+
 UNCHANGED = [
     pytest.param(run("completed"), event("text", 9, text="late"), id="event-after-completed"),
     pytest.param(run("cancelling"), event("text", 9, text="late"), id="event-while-cancelling"),
@@ -333,6 +492,10 @@ UNCHANGED = [
         id="run-started-in-unknown-chat",
     ),
     pytest.param(run("receiving"), ResumeStarted("r9", 1.0), id="resume-unknown-run"),
+    pytest.param(run("receiving"), ReplayStarted("r1", 1.0), id="replay-without-a-held-terminal"),
+    pytest.param(
+        run("completed", replay_due=True), ReplayStarted("r1", 1.0), id="replay-of-a-settled-run"
+    ),
     pytest.param(
         run("receiving"), RunRestored("r9", 1.0, run("completed")), id="restore-unknown-run"
     ),

@@ -39,6 +39,7 @@ from app.render import (
     part_html,
     parts_html,
     status_html,
+    status_text,
     toast_html,
     tool_call_html,
     user_message_html,
@@ -49,6 +50,7 @@ from app.state import (
     ErrorInfo,
     FallbackNotice,
     MessageState,
+    Replay,
     RunState,
     State,
 )
@@ -808,3 +810,9 @@ def test_every_text_value_is_escaped(make_html: Callable[[], str], shown: str) -
     assert "<b>" not in html
     assert root.find_all(tag="b") == []
     assert any(shown in value for value in all_strings(root)), html
+
+
+def test_a_run_filling_a_gap_says_so() -> None:
+    run = RunState("r1", "c1", status="connecting", resuming=True, replay=Replay())
+    assert run.filling_gap
+    assert status_text(run) == "Filling in a missing part of the answer…"

@@ -10,7 +10,7 @@ from app.chat_stream import ChatStream
 from app.errors import HttpStatusError, TransportError
 from app.parts import ToolCallPart
 from app.state import State
-from app.trace import Gap
+from app.trace import Gap, format_trace
 from tests.unit.fakes import (
     KEEPALIVE,
     Drop,
@@ -21,6 +21,7 @@ from tests.unit.fakes import (
     Script,
     StatusLog,
     Step,
+    TextLog,
     TickClock,
     detail,
     done,
@@ -29,6 +30,7 @@ from tests.unit.fakes import (
     run_of,
     started,
     text,
+    until,
 )
 
 # --- stop ---------------------------------------------------------------------------------------
@@ -37,18 +39,30 @@ from tests.unit.fakes import (
 # --- sequence guards ----------------------------------------------------------------------------
 
 
-async def test_duplicates_are_dropped_and_a_live_gap_is_flagged() -> None:
+async def test_duplicates_are_dropped_and_a_live_gap_is_filled_by_a_replay() -> None:
     fake = FakeTransport()
     chat = await started(
         fake, [text(1, "a"), text(2, "b"), text(2, "b"), text(1, "a"), text(4, "d"), done(5)]
     )
+    fake.events.append(Script([text(1, "a"), text(2, "b"), text(3, "c"), text(4, "d"), done(5)]))
+    log, texts = StatusLog(chat), TextLog(chat)
 
     await finish(chat.send("x"))
 
     run = run_of(chat)
-    assert (run.status, run.text, run.has_gap, run.is_partial) == ("completed", "abd", True, True)
+    assert log.seen == ["connecting", "receiving", "connecting", "completed"]
+    assert texts.seen == ["a", "ab", "abd", "abcd"]  # swapped at once: never joined, never doubled
+    assert (run.text, run.has_gap, run.is_partial, run.stop_reason) == (
+        "abcd",
+        False,
+        False,
+        "stop",
+    )
+    assert fake.resumed == [("run_1", 0)]
     assert run.trace.duplicates_dropped == 2
     assert run.trace.gaps == (Gap(3, 4),)
+    assert [r.outcome for r in run.trace.replays] == ["filled"]
+    assert "gaps=3->4" in format_trace(run.trace) and "replays=filled" in format_trace(run.trace)
 
 
 async def test_late_events_from_a_previous_run_are_dropped() -> None:
@@ -73,16 +87,18 @@ async def test_late_events_from_a_previous_run_are_dropped() -> None:
     assert state.runs["run_1"].last_seq == 2
 
 
-async def test_bad_json_frame_is_skipped_recorded_and_its_gap_caught() -> None:
+async def test_bad_json_frame_is_skipped_recorded_and_its_gap_filled_by_a_replay() -> None:
     fake = FakeTransport()
     chat = await started(fake, [text(1, "a"), b"id: 2\ndata: {not json\n\n", text(3, "c"), done(4)])
+    fake.events.append(Script([text(1, "a"), text(2, "b"), text(3, "c"), done(4)]))
 
     await finish(chat.send("x"))
 
     run = run_of(chat)
-    assert (run.status, run.text, run.has_gap) == ("completed", "ac", True)
+    assert (run.status, run.text, run.has_gap) == ("completed", "abc", False)
     assert run.trace.gaps == (Gap(2, 3),)
     assert run.trace.protocol_issues[0].startswith("invalid_json")
+    assert [r.outcome for r in run.trace.replays] == ["filled"]
 
 
 async def test_events_after_the_terminal_event_in_the_same_read_are_ignored() -> None:
@@ -114,8 +130,9 @@ async def test_unknown_event_type_still_counts_its_seq_as_seen() -> None:
     await finish(chat.send("x"))
 
     run = run_of(chat)
-    assert (run.text, run.has_gap, run.trace.gaps) == ("ac", False, ())
+    assert (run.status, run.text, run.has_gap, run.trace.gaps) == ("completed", "ac", False, ())
     assert run.trace.protocol_issues == ("unknown_type: unknown event type 'future_thing'",)
+    assert fake.resumed == []  # no gap, no replay
 
 
 # --- resume -------------------------------------------------------------------------------------
@@ -234,6 +251,202 @@ async def test_resume_request_failure_stays_interrupted_and_resumable() -> None:
 
     run = run_of(chat)
     assert (run.status, run.reason, run.can_resume) == ("interrupted", "resume_failed", True)
+
+
+# --- gap replay ---------------------------------------------------------------------------------
+
+GAPPED: list[Step] = [text(1, "a"), text(3, "c"), done(4)]  # seq 2 lost on the way
+FULL: list[Step] = [text(1, "a"), text(2, "b"), text(3, "c"), done(4)]
+
+
+async def test_replay_with_a_gap_too_interrupts_with_reason_gap_and_keeps_the_live_text() -> None:
+    fake = FakeTransport()
+    chat = await started(fake, GAPPED)
+    fake.events.append(Script(GAPPED))
+    log = StatusLog(chat)
+
+    await finish(chat.send("x"))
+
+    run = run_of(chat)
+    assert log.seen == ["connecting", "receiving", "connecting", "interrupted"]
+    assert (run.reason, run.text, run.has_gap, run.is_partial) == ("gap", "ac", True, True)
+    assert (run.can_resume, run.can_regenerate, run.stop_reason) == (True, True, None)
+    (replay,) = run.trace.replays
+    assert (replay.outcome, replay.gap) == ("gap", Gap(2, 3))
+    assert fake.aborted.count("run_1") == 2  # the live reader and the replay's are released
+
+
+async def test_replay_410_interrupts_as_expired_regenerate_only() -> None:
+    fake = FakeTransport()
+    chat = await started(fake, GAPPED)
+    fake.events.append(Script(error=HttpStatusError(410, "events_expired", "Events expired")))
+    log = StatusLog(chat)
+
+    await finish(chat.send("x"))
+
+    run = run_of(chat)
+    assert log.seen == ["connecting", "receiving", "connecting", "interrupted"]
+    assert (run.reason, run.text, run.has_gap) == ("expired", "ac", True)
+    assert (run.can_resume, run.can_regenerate) == (False, True)
+    assert run.error is not None and run.error.code == "events_expired"
+    assert [r.outcome for r in run.trace.replays] == ["expired"]
+
+
+async def test_replay_request_failure_interrupts_with_gap_and_resume_replays_again() -> None:
+    fake = FakeTransport()
+    chat = await started(fake, GAPPED)
+    fake.events.append(Script(error=TransportError("offline")))
+    await finish(chat.send("x"))
+    run = run_of(chat)
+    assert (run.status, run.reason, run.text, run.can_resume) == ("interrupted", "gap", "ac", True)
+    fake.events.append(Script(FULL))
+    log = StatusLog(chat)
+
+    await finish(chat.resume(chat.get_state().messages[1].id))
+
+    run = run_of(chat)
+    assert log.seen == ["connecting", "completed"]
+    assert (run.text, run.has_gap, run.error) == ("abc", False, None)
+    assert fake.resumed == [("run_1", 0), ("run_1", 0)]  # from seq 1 again, not after last_seq
+    assert [r.outcome for r in run.trace.replays] == ["failed", "filled"]
+
+
+async def test_replay_ending_without_a_terminal_event_interrupts_with_gap() -> None:
+    fake = FakeTransport()
+    chat = await started(fake, GAPPED)
+    fake.events.append(Script(FULL[:-1]))
+    texts = TextLog(chat)
+
+    await finish(chat.send("x"))
+
+    run = run_of(chat)
+    assert (run.status, run.reason, run.text, run.has_gap) == ("interrupted", "gap", "ac", True)
+    assert texts.seen == ["a", "ac"]  # the replayed copy stayed aside
+    assert [r.outcome for r in run.trace.replays] == ["failed"]
+
+
+async def test_replayed_error_event_fails_the_run_with_the_whole_partial_text() -> None:
+    fake = FakeTransport()
+    crash = frame("error", 4, error="boom", code="provider_error")
+    chat = await started(fake, [*GAPPED[:2], crash])
+    fake.events.append(Script([*FULL[:3], crash]))
+
+    await finish(chat.send("x"))
+
+    run = run_of(chat)
+    assert (run.status, run.reason, run.text, run.has_gap) == ("failed", "error", "abc", False)
+    assert run.error is not None and run.error.code == "provider_error"
+
+
+async def test_drop_after_a_gap_resumes_by_replaying_from_the_first_seq() -> None:
+    fake = FakeTransport()
+    chat = await started(fake, [text(1, "a"), text(3, "c")])  # EOF: no terminal event
+    fake.events.append(Script([*FULL[:3], text(4, "d"), done(5)]))
+    log, texts = StatusLog(chat), TextLog(chat)
+
+    await finish(chat.send("x"))
+
+    run = run_of(chat)
+    assert log.seen == [
+        "connecting",
+        "receiving",
+        "interrupted",
+        "connecting",
+        "receiving",
+        "completed",
+    ]
+    assert texts.seen == ["a", "ac", "abc", "abcd"]  # shown progressively once caught up
+    assert (run.text, run.has_gap, fake.resumed) == ("abcd", False, [("run_1", 0)])
+    assert [r.after_seq for r in run.trace.resumes] == [0]
+
+
+async def test_gap_on_a_replay_after_it_caught_up_interrupts_without_a_hole() -> None:
+    fake = FakeTransport()
+    chat = await started(fake, [text(1, "a"), text(3, "c")])
+    fake.events.append(Script([*FULL[:3], text(5, "e"), done(6)]))
+
+    await finish(chat.send("x"))
+
+    run = run_of(chat)
+    assert (run.status, run.reason, run.text, run.has_gap) == ("interrupted", "gap", "abc", False)
+    assert (run.last_seq, run.trace.gaps) == (3, (Gap(2, 3), Gap(4, 5)))
+
+
+async def test_replay_applies_chat_effects_only_of_the_events_the_gap_lost() -> None:
+    fake = FakeTransport()
+    notice = frame("fallback_notice", 1, reason="model_changed", message="Other model")
+    ring = frame(
+        "context_info",
+        2,
+        usedTokens=50,
+        maxTokens=100,
+        ratio=0.5,
+        severity="ok",
+        compactionRecommended=False,
+    )
+    held = Pause()
+    chat = await started(fake, [notice, text(3, "c"), held, done(4)])
+    fake.events.append(Script([notice, ring, text(3, "c"), done(4)]))
+    task = chat.send("x")
+    await until(chat, lambda s: s.runs["run_1"].last_seq == 3)
+    assert chat.get_state().fallback_notice is not None
+    chat.dismiss_notice()
+    held.gate.set()
+
+    await finish(task)
+
+    state = chat.get_state()
+    assert state.fallback_notice is None  # seq 1 was seen live: replaying it raises no toast
+    assert state.context_info is not None and state.context_info.ratio == 0.5  # seq 2: lost
+    assert (run_of(chat).status, run_of(chat).text) == ("completed", "c")
+
+
+async def test_stop_during_a_replay_is_cancelled_as_the_server_answers() -> None:
+    fake = FakeTransport()
+    chat = await started(fake, GAPPED, cancel_poll_ms=5)
+    fake.events.append(Script([text(1, "a"), Pause()]))
+    log = StatusLog(chat)
+    chat.send("x")
+    await until(chat, lambda s: (r := s.runs["run_1"].replay) is not None and r.last_seq == 1)
+
+    await finish(chat.stop())
+
+    run = run_of(chat)
+    assert log.seen == [
+        "connecting",
+        "receiving",
+        "connecting",
+        "cancelling/pending",
+        "cancelled/confirmed",
+    ]
+    assert (run.text, run.has_gap, run.is_partial, run.replay) == ("ac", True, True, None)
+    assert [r.outcome for r in run.trace.replays] == ["stopped"]
+    assert fake.cancelled == ["run_1"]
+
+
+async def test_stop_during_a_replay_of_a_finished_run_shows_the_server_result() -> None:
+    fake = FakeTransport()
+    chat = await started(fake, GAPPED, cancel_poll_ms=5)
+    fake.events.extend([Script([text(1, "a"), Pause()]), Script(FULL)])
+    fake.cancel_answers.append("completed")  # it ended before the cancel
+    log = StatusLog(chat)
+    chat.send("x")
+    await until(chat, lambda s: (r := s.runs["run_1"].replay) is not None and r.last_seq == 1)
+
+    await finish(chat.stop())
+
+    run = run_of(chat)
+    assert log.seen == [
+        "connecting",
+        "receiving",
+        "connecting",
+        "cancelling/pending",
+        "connecting",
+        "completed",
+    ]
+    assert (run.text, run.has_gap, run.trace.cancel_outcome) == ("abc", False, "completed_first")
+    assert fake.resumed == [("run_1", 0), ("run_1", 0)]
+    assert [r.outcome for r in run.trace.replays] == ["stopped", "filled"]
 
 
 # --- timeouts -----------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -11,6 +12,7 @@ from app.state import (
     ContextInfo,
     EndReason,
     MessageState,
+    Replay,
     RunState,
     RunStatus,
     State,
@@ -85,6 +87,21 @@ def test_run_flags(
 ) -> None:
     run = RunState("r", "c", status=status, reason=reason, has_gap=gap)
     assert (run.is_live, run.is_partial, run.can_resume, run.can_regenerate) == flags
+
+
+FILLING_GAP = [
+    pytest.param({}, False, id="no-gap"),
+    pytest.param({"has_gap": True}, False, id="gap-still-streaming"),
+    pytest.param({"has_gap": True, "replay_due": True}, True, id="terminal-held"),
+    pytest.param({"status": "connecting", "replay": Replay()}, True, id="replay-aside"),
+    pytest.param({"replay": Replay(last_seq=3, caught_up=True)}, False, id="replay-caught-up"),
+]
+
+
+@pytest.mark.parametrize(("fields", "filling"), FILLING_GAP)
+def test_filling_gap(fields: dict[str, Any], filling: bool) -> None:
+    fields.setdefault("status", "receiving")
+    assert RunState("r", "c", **fields).filling_gap is filling
 
 
 def test_settled_runs_are_runs_that_just_settled() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.trace import MAX_ISSUES, Gap, Resume, RunTrace, format_trace, monotonic_ms
+from app.trace import MAX_ISSUES, Gap, GapReplay, Resume, RunTrace, format_trace, monotonic_ms
 
 
 def test_latencies_are_differences_of_clock_times() -> None:
@@ -65,11 +65,37 @@ FORMATS = [
         id="cancel-and-issues",
     ),
     pytest.param(
+        RunTrace(
+            "r4",
+            outcome="completed",
+            gaps=(Gap(2, 3),),
+            resumes=(Resume(5.0, 0, False),),
+            replays=(GapReplay(1.0, "gap", 2.0, Gap(2, 3)), GapReplay(5.0, "filled", 9.0)),
+        ),
+        "[r4] completed gaps=2->3 resumes=1 replays=gap(2->3),filled",
+        id="gap-replays",
+    ),
+    pytest.param(
+        RunTrace("r5", outcome=None, replays=(GapReplay(1.0),)),
+        "[r5] open replays=open",
+        id="gap-replay-reading",
+    ),
+    pytest.param(
         RunTrace("r3", outcome="cancelling", cancel_requested=1.0),
         "[r3] cancelling cancel=pending",
         id="cancel-pending",
     ),
 ]
+
+
+def test_replay_outcome_ends_only_the_open_replay() -> None:
+    reading = RunTrace("r1", replays=(GapReplay(1.0, "failed", 2.0), GapReplay(5.0)))
+
+    ended = reading.with_replay_outcome("gap", 7.0, Gap(2, 3))
+
+    assert ended.replays == (GapReplay(1.0, "failed", 2.0), GapReplay(5.0, "gap", 7.0, Gap(2, 3)))
+    assert ended.with_replay_outcome("filled", 9.0) is ended  # already ended: unchanged
+    assert RunTrace("r1").with_replay_outcome("filled", 9.0).replays == ()
 
 
 @pytest.mark.parametrize(("trace", "line"), FORMATS)
