@@ -84,11 +84,6 @@ def run_record(server: LiveServer, run_id: str) -> dict[str, Any]:
     return record
 
 
-def reset(server: LiveServer) -> None:
-    """Wipe the server: live runs, queued scenarios, users, sessions, chats."""
-    server.api("POST", "/__test__/reset", b"{}")
-
-
 def on_next_stream(
     page: Page, server: LiveServer, build: Callable[[StreamRequest], list[Step]]
 ) -> list[StreamRequest]:

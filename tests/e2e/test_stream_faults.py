@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import itertools
 
-import pytest
-from playwright.sync_api import Locator, Page, Route, expect
+from playwright.sync_api import Page, Route, expect
 
 from tests.e2e import scenarios
 from tests.e2e.conftest import BOOT_TIMEOUT_MS, LiveServer, PageGuard
-from tests.e2e.scenarios import StreamRequest, done, error, raw, sleep, text, text_frame
+from tests.e2e.scenarios import StreamRequest, done, error, raw, send, sleep, text, text_frame
 
 STREAM_MS = 20_000
 EVENTS_ROUTE = "**/api/runs/*/events"
@@ -33,26 +32,6 @@ RECORD_STATUSES = """() => {
     subtree: true, childList: true, attributes: true, attributeFilter: ['data-status'],
   });
 }"""
-
-
-@pytest.fixture
-def server(live_server: LiveServer) -> LiveServer:
-    """The shared live server, wiped first: no scenario or live run left by another test."""
-    scenarios.reset(live_server)
-    return live_server
-
-
-@pytest.fixture
-def riacho(server: LiveServer, app: Page) -> Page:
-    """The booted page, on a server wiped before the page made its session."""
-    return app
-
-
-def send(page: Page, prompt: str) -> Locator:
-    """Send ``prompt`` with the Send button; the answer's message."""
-    page.locator("textarea[name=prompt]").fill(prompt)
-    page.locator("[data-action=send]").click()
-    return page.locator("[data-role=assistant]").last
 
 
 def one_request(seen: list[StreamRequest]) -> StreamRequest:
