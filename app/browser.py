@@ -22,9 +22,7 @@ from pyodide.ffi import (
     to_js,
 )
 
-from app.controller import Composer, Controller, key_intent
-from app.errors import HttpStatusError, TransportError
-from app.protocol import (
+from app.api import (
     AttachmentInfo,
     CancelResult,
     ChatDetail,
@@ -35,6 +33,8 @@ from app.protocol import (
     encode_payload,
     parse_http_error,
 )
+from app.controller import Composer, Controller, key_intent
+from app.errors import HttpStatusError, TransportError
 from app.view import Controls
 
 JsValue = Any  # NOTE: the JS edge is the one place where ``Any`` is allowed.

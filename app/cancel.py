@@ -15,9 +15,9 @@ import asyncio
 from collections.abc import Awaitable
 
 from app.actions import CancelSettled, ResumeStarted, RunRestored
+from app.api import CancelResult, RunInfo
 from app.errors import ChatError
 from app.history import run_from_message
-from app.protocol import CancelResult, RunInfo
 from app.runner import RunEnv, Window, read_resumed
 
 _SERVER_SETTLED = frozenset({"cancelled", "completed", "failed", "interrupted"})

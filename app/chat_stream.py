@@ -26,10 +26,10 @@ from app.actions import (
     RunStarted,
     StopRequested,
 )
+from app.api import RespondStreamBody
 from app.cancel import settle_cancel
 from app.chats import ChatLoader
 from app.config import ClientConfig
-from app.protocol import RespondStreamBody
 from app.reducer import reduce
 from app.runner import RunEnv, Window, drive, read_resumed
 from app.state import SETTLED, ChatState, MessageState, RunState, State, settled_runs

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from app.api import ChatDetail, MessageOut
 from app.parts import (
     ContinuationPart,
     ImagePart,
@@ -25,7 +26,6 @@ from app.parts import (
     ThinkingPart,
     ToolCallPart,
 )
-from app.protocol import ChatDetail, MessageOut
 from app.state import ChatState, EndReason, MessageState, RunState, RunStatus
 from app.text import Text
 from app.trace import RunTrace

@@ -1,7 +1,8 @@
-"""The wire contract shared by client and server: stream events (SPEC §3) and API payloads (§4).
+"""The wire contract shared by client and server: the stream events (SPEC §2, §3).
 
 Field names are snake_case in Python and camelCase on the wire (``run_id`` ↔ ``runId``); both
-spellings validate, :func:`encode_event` and :func:`encode_payload` write camelCase.
+spellings validate, :func:`encode_event` writes camelCase. The endpoint payloads of §4 live
+in :mod:`app.api` with the same conventions.
 
 Decisions (``# NOTE:`` marks them in the code):
 
@@ -14,15 +15,11 @@ Decisions (``# NOTE:`` marks them in the code):
   is carried as sent and not cross-checked.
 - ``image_generation_completed.url`` must be ``http(s)://…`` or a ``data:image/png|jpeg|gif|
   webp`` URL (the image schemes of SPEC §7; SVG is refused).
-- The request body is strict too (a wrong type is ``400 invalid_body``, never coerced); unknown
-  body fields are ignored, like unknown event fields, so an older server accepts a newer client.
-  Response payloads are lax (the server may build them from SQLite rows: ``0``/``1`` booleans).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
@@ -37,11 +34,11 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import from_json
 
-from app.errors import HttpStatusError, ProtocolError
+from app.errors import ProtocolError
 
 NonEmptyStr = Annotated[str, Field(min_length=1)]
 
-_CAMEL = ConfigDict(
+CAMEL_CONFIG = ConfigDict(
     frozen=True,
     alias_generator=to_camel,
     validate_by_name=True,
@@ -56,7 +53,7 @@ class EventBase(BaseModel):
     """Fields every stream event carries."""
 
     # NOTE: strict wire types; see the module docstring.
-    model_config = ConfigDict(**_CAMEL, strict=True)
+    model_config = ConfigDict(**CAMEL_CONFIG, strict=True)
 
     # NOTE: declared here so ``type`` comes first on the wire; each event narrows it.
     type: str
@@ -329,11 +326,6 @@ def encode_event(event: StreamEvent) -> str:
     return event.model_dump_json(by_alias=True)
 
 
-def encode_payload(payload: BaseModel) -> str:
-    """Compact JSON for a request or response payload, camelCase names."""
-    return payload.model_dump_json(by_alias=True)
-
-
 def parse_partial_arguments(text: str) -> dict[str, Any]:
     """Tool arguments from JSON text that may be cut anywhere: the object, its prefix, or {}."""
     try:
@@ -342,145 +334,3 @@ def parse_partial_arguments(text: str) -> dict[str, Any]:
     except (ValueError, TypeError):  # NOTE: TypeError for lone surrogates
         return {}
     return value if isinstance(value, dict) else {}
-
-
-# --- Endpoint payloads (SPEC §4) ---------------------------------------------------------------
-
-RunStatus = Literal["running", "completed", "cancelled", "failed", "interrupted"]
-
-
-class RespondStreamBody(BaseModel):
-    """The body of ``POST /api/respond/stream``."""
-
-    # NOTE: strict, unknown fields ignored; see the module docstring.
-    model_config = ConfigDict(**_CAMEL, strict=True)
-
-    chat_id: NonEmptyStr
-    prompt: str
-    thinking_enabled: bool = False
-    reasoning_effort: Literal["low", "medium", "high"] | None = None
-    tool_intent: bool = False
-    model_id: str | None = None
-    attachment_ids: list[str] = Field(default_factory=list)
-    run_id: NonEmptyStr | None = None
-    retry_of_run_id: NonEmptyStr | None = None
-
-
-class _Payload(BaseModel):
-    """Base of the response payloads: camelCase, frozen, lax, unknown fields ignored."""
-
-    model_config = _CAMEL
-
-
-class ApiErrorDetail(_Payload):
-    """The ``error`` member of an API error answer."""
-
-    code: str
-    message: str
-
-
-class ApiErrorBody(_Payload):
-    """An error answered before the stream starts: ``{"error": {"code", "message"}}``."""
-
-    error: ApiErrorDetail
-
-
-class RunInfo(_Payload):
-    """A run's persisted state (``GET /api/runs/{runId}``).
-
-    status ``running``: generation is going on (or a cancel is accepted, not yet confirmed);
-    ``completed``: ended with ``done`` (stop or length); ``cancelled``: stopped by a cancel;
-    ``failed``: ended with an error; ``interrupted``: ended without a terminal event.
-    ``expired`` is true when its event log was dropped (resume then answers 410).
-    """
-
-    run_id: str
-    chat_id: str
-    message_id: str | None = None
-    status: RunStatus
-    last_seq: int = Field(ge=0)
-    attempt: int = Field(ge=1)
-    expired: bool = False
-
-
-class CancelResult(_Payload):
-    """The answer of ``POST /api/runs/{runId}/cancel``: the run's state after the request."""
-
-    run_id: str
-    status: RunStatus
-
-
-class ChatSummary(_Payload):
-    """A chat in the list (``GET/POST /api/chats``)."""
-
-    id: str
-    title: str
-    created_at: datetime
-    updated_at: datetime
-
-
-class MessageOut(_Payload):
-    """A persisted message; each assistant attempt (run) is one message answering ``parent_id``."""
-
-    id: str
-    role: Literal["user", "assistant"]
-    text: str = ""
-    parts: list[dict[str, Any]] = Field(default_factory=list)
-    status: RunStatus | None = None
-    run_id: str | None = None
-    parent_id: str | None = None
-    attempt: int = Field(default=1, ge=1)
-    partial: bool = False
-    created_at: datetime | None = None
-
-
-class ChatDetail(ChatSummary):
-    """A chat with its messages (``GET /api/chats/{id}``)."""
-
-    messages: list[MessageOut] = Field(default_factory=list)
-
-
-class ModelInfo(_Payload):
-    """A model the user can pick (``GET /api/models``)."""
-
-    id: str
-    label: str
-    available: bool
-    supports_thinking: bool
-    supports_tools: bool
-
-
-class AttachmentInfo(_Payload):
-    """An uploaded attachment (``POST /api/attachments``)."""
-
-    attachment_id: str
-    name: str
-    size: int = Field(ge=0)
-    mime_type: str
-
-
-class SessionInfo(_Payload):
-    """The current (possibly anonymous) user (``GET /api/session``)."""
-
-    user_id: str
-    name: str
-
-
-def parse_http_error(
-    status: int, body: str | bytes, retry_after: str | None = None
-) -> HttpStatusError:
-    """The error for a non-2xx answer from its JSON body and ``Retry-After``; never raises."""
-    try:
-        detail = ApiErrorBody.model_validate_json(body).error
-        code, message = detail.code, detail.message
-    except ValidationError:
-        code, message = f"http_{status}", f"HTTP {status}"
-    return HttpStatusError(status, code, message, _retry_after_seconds(retry_after))
-
-
-def _retry_after_seconds(value: str | None) -> float | None:
-    # NOTE: only the delta-seconds form; an HTTP-date is ignored (servers here send seconds).
-    if value is None:
-        return None
-    value = value.strip()
-    return float(value) if value.isascii() and value.isdigit() else None

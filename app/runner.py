@@ -41,9 +41,10 @@ from app.actions import (
     StreamEnded,
     StreamFailed,
 )
+from app.api import RespondStreamBody
 from app.config import ClientConfig
 from app.errors import ChatError, HttpStatusError, TimeoutFired, TimeoutKind, TransportError
-from app.protocol import ParsedEvent, RespondStreamBody, parse_event
+from app.protocol import ParsedEvent, parse_event
 from app.sse import SSEDecoder, SSEMessage
 from app.state import ErrorInfo, RunState, State
 from app.store import Store

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.protocol import ModelInfo
+from app.api import ModelInfo
 
 DEFAULT_MODEL_ID = "riacho-demo"
 RETRY_AFTER_S = 30

@@ -7,7 +7,7 @@ import contextlib
 import time
 from dataclasses import dataclass, field
 
-from app.protocol import RunStatus
+from app.api import RunStatus
 from server.db import now
 from server.parts import JsonObject, PartsBuilder
 from server.runlog import Frame

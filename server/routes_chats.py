@@ -7,7 +7,7 @@ from typing import Any
 
 from aiohttp import web
 
-from app.protocol import ChatDetail, ChatSummary, MessageOut
+from app.api import ChatDetail, ChatSummary, MessageOut
 from server.auth import current_user
 from server.context import chat_usage, compact
 from server.db import Database, Row, iso, new_id, now

@@ -6,7 +6,7 @@ import mimetypes
 
 from aiohttp import BodyPartReader, web
 
-from app.protocol import AttachmentInfo
+from app.api import AttachmentInfo
 from server.auth import current_user
 from server.catalog import MODELS
 from server.db import new_id, now

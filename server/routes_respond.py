@@ -7,7 +7,7 @@ import logging
 from aiohttp import web
 from pydantic import ValidationError
 
-from app.protocol import RespondStreamBody, RunStatus
+from app.api import RespondStreamBody, RunStatus
 from server import demo
 from server.auth import current_user
 from server.context import ContextUsage, chat_usage, estimate_tokens

@@ -6,7 +6,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from app.protocol import RespondStreamBody
+from app.api import RespondStreamBody
 from server import catalog
 from server.db import Database, Row, SqlValue, new_id, now
 from server.demo_text import title_for

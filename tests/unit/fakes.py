@@ -10,10 +10,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from app.chat_stream import ChatStream
-from app.config import ClientConfig
-from app.errors import ChatError, HttpStatusError, TransportError
-from app.protocol import (
+from app.api import (
     CancelResult,
     ChatDetail,
     ChatSummary,
@@ -22,6 +19,9 @@ from app.protocol import (
     RunInfo,
     RunStatus,
 )
+from app.chat_stream import ChatStream
+from app.config import ClientConfig
+from app.errors import ChatError, HttpStatusError, TransportError
 from app.state import RunState, State
 
 # --- scripts -----------------------------------------------------------------------------------

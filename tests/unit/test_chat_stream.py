@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
+from app.api import MessageOut
 from app.chat_stream import ChatStream, new_id
 from app.errors import HttpStatusError, TransportError
-from app.protocol import MessageOut
 from app.state import State
 from app.trace import RunTrace
 from tests.unit.fakes import (

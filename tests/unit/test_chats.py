@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from app.api import MessageOut
 from app.errors import HttpStatusError, TransportError
-from app.protocol import MessageOut
 from tests.unit.fakes import (
     FakeTransport,
     Script,

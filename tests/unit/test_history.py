@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from app.api import MessageOut
 from app.history import chat_from_detail, detached_runs, parts_from_json, run_from_message
 from app.parts import (
     ContinuationPart,
@@ -16,7 +17,6 @@ from app.parts import (
     ThinkingPart,
     ToolCallPart,
 )
-from app.protocol import MessageOut
 from app.text import Text
 from tests.unit.fakes import detail
 

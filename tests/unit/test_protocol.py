@@ -1,26 +1,20 @@
-"""Tests for app.protocol: the event catalogue, frame decoding, partial JSON, API payloads."""
+"""Tests for app.protocol: the event catalogue, frame decoding, partial JSON."""
 
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
-from app.errors import HttpStatusError, ProtocolError
+from app.errors import ProtocolError
 from app.protocol import (
     EVENT_ADAPTER,
     EVENT_TYPES,
     TERMINAL_TYPES,
-    ApiErrorBody,
-    AttachmentInfo,
-    CancelResult,
-    ChatDetail,
-    ChatSummary,
     ContextInfoEvent,
     ContinuationTransitionEvent,
     DoneEvent,
@@ -30,12 +24,7 @@ from app.protocol import (
     ImageGenerationCompletedEvent,
     ImageGenerationFailedEvent,
     ImageGenerationStartedEvent,
-    MessageOut,
-    ModelInfo,
     ParsedEvent,
-    RespondStreamBody,
-    RunInfo,
-    SessionInfo,
     SkippedFrame,
     StreamEvent,
     SystemEventEvent,
@@ -48,9 +37,7 @@ from app.protocol import (
     ToolResultEvent,
     UserMessageIdEvent,
     encode_event,
-    encode_payload,
     parse_event,
-    parse_http_error,
     parse_partial_arguments,
 )
 
@@ -618,275 +605,3 @@ def test_every_prefix_of_a_json_object_parses(
         assert isinstance(prefix, dict)
         assert set(prefix) <= set(obj), "a prefix never invents a top-level key"
     assert parse_partial_arguments(text) == obj
-
-
-# --- Endpoint payloads -------------------------------------------------------------------------
-
-
-def test_respond_stream_body_from_minimal_wire_uses_defaults() -> None:
-    body = RespondStreamBody.model_validate_json('{"chatId": "c1", "prompt": "oi"}')
-    assert body == RespondStreamBody(
-        chat_id="c1",
-        prompt="oi",
-        thinking_enabled=False,
-        reasoning_effort=None,
-        tool_intent=False,
-        model_id=None,
-        attachment_ids=[],
-        run_id=None,
-        retry_of_run_id=None,
-    )
-
-
-def test_respond_stream_body_round_trips_camel_case() -> None:
-    body = RespondStreamBody(
-        chat_id="c1",
-        prompt="draw a river",
-        thinking_enabled=True,
-        reasoning_effort="high",
-        tool_intent=True,
-        model_id="demo",
-        attachment_ids=["a1", "a2"],
-        run_id="run_9",
-        retry_of_run_id="run_8",
-    )
-    data = json.loads(encode_payload(body))
-    assert data == {
-        "chatId": "c1",
-        "prompt": "draw a river",
-        "thinkingEnabled": True,
-        "reasoningEffort": "high",
-        "toolIntent": True,
-        "modelId": "demo",
-        "attachmentIds": ["a1", "a2"],
-        "runId": "run_9",
-        "retryOfRunId": "run_8",
-    }
-    assert RespondStreamBody.model_validate(data) == body
-
-
-def test_respond_stream_body_ignores_unknown_fields() -> None:
-    body = RespondStreamBody.model_validate_json('{"chatId": "c", "prompt": "", "newKnob": 1}')
-    assert "newKnob" not in encode_payload(body)
-
-
-def test_respond_stream_body_default_attachment_list_is_not_shared() -> None:
-    first = RespondStreamBody(chat_id="a", prompt="")
-    first.attachment_ids.append("x")
-    assert RespondStreamBody(chat_id="b", prompt="").attachment_ids == []
-
-
-@pytest.mark.parametrize(
-    ("patch", "field"),
-    [
-        pytest.param({"chatId": ""}, "chatId", id="empty-chat-id"),
-        pytest.param({"chatId": 5}, "chatId", id="chat-id-int"),
-        pytest.param({"prompt": None}, "prompt", id="prompt-null"),
-        pytest.param({"thinkingEnabled": "yes"}, "thinkingEnabled", id="thinking-string"),
-        pytest.param({"thinkingEnabled": 1}, "thinkingEnabled", id="thinking-int"),
-        pytest.param({"toolIntent": "auto"}, "toolIntent", id="tool-intent-string"),
-        pytest.param({"reasoningEffort": "max"}, "reasoningEffort", id="effort-unknown"),
-        pytest.param({"attachmentIds": "a1"}, "attachmentIds", id="attachments-string"),
-        pytest.param({"attachmentIds": [1]}, "attachmentIds", id="attachment-id-int"),
-        pytest.param({"runId": ""}, "runId", id="empty-run-id"),
-        pytest.param({"retryOfRunId": 3}, "retryOfRunId", id="retry-of-int"),
-    ],
-)
-def test_respond_stream_body_rejects_wrong_types(patch: Wire, field: str) -> None:
-    data = json.dumps({"chatId": "c", "prompt": "p"} | patch)
-    with pytest.raises(ValidationError) as info:
-        RespondStreamBody.model_validate_json(data)
-    assert {error["loc"][0] for error in info.value.errors()} == {field}
-
-
-def test_respond_stream_body_requires_chat_id_and_prompt() -> None:
-    with pytest.raises(ValidationError) as info:
-        RespondStreamBody.model_validate_json("{}")
-    assert {error["loc"][0] for error in info.value.errors()} == {"chatId", "prompt"}
-
-
-T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
-
-PAYLOADS: list[tuple[type[BaseModel], Wire]] = [
-    (ApiErrorBody, {"error": {"code": "chat_not_found", "message": "No such chat"}}),
-    (
-        RunInfo,
-        {
-            "runId": "run_1",
-            "chatId": "c1",
-            "messageId": "m1",
-            "status": "interrupted",
-            "lastSeq": 12,
-            "attempt": 2,
-            "expired": True,
-        },
-    ),
-    (CancelResult, {"runId": "run_1", "status": "cancelled"}),
-    (
-        ChatSummary,
-        {
-            "id": "c1",
-            "title": "Rio",
-            "createdAt": "2026-01-02T03:04:05Z",
-            "updatedAt": "2026-01-02T03:04:05Z",
-        },
-    ),
-    (
-        ChatDetail,
-        {
-            "id": "c1",
-            "title": "Rio",
-            "createdAt": "2026-01-02T03:04:05Z",
-            "updatedAt": "2026-01-02T03:04:05Z",
-            "messages": [
-                {
-                    "id": "m0",
-                    "role": "user",
-                    "text": "oi",
-                    "parts": [],
-                    "status": None,
-                    "runId": None,
-                    "parentId": None,
-                    "attempt": 1,
-                    "partial": False,
-                    "createdAt": None,
-                },
-                {
-                    "id": "m1",
-                    "role": "assistant",
-                    "text": "Olá",
-                    "parts": [{"type": "text", "text": "Olá"}],
-                    "status": "cancelled",
-                    "runId": "run_1",
-                    "parentId": "m0",
-                    "attempt": 2,
-                    "partial": True,
-                    "createdAt": "2026-01-02T03:04:05Z",
-                },
-            ],
-        },
-    ),
-    (
-        ModelInfo,
-        {
-            "id": "demo",
-            "label": "Demo",
-            "available": True,
-            "supportsThinking": True,
-            "supportsTools": False,
-        },
-    ),
-    (AttachmentInfo, {"attachmentId": "a1", "name": "r.png", "size": 10, "mimeType": "image/png"}),
-    (SessionInfo, {"userId": "u1", "name": "ana"}),
-]
-
-
-@pytest.mark.parametrize(
-    ("model", "data"), [pytest.param(m, d, id=m.__name__) for m, d in PAYLOADS]
-)
-def test_payload_round_trips_wire_model_wire(model: type[BaseModel], data: Wire) -> None:
-    payload = model.model_validate_json(json.dumps(data))
-    assert json.loads(encode_payload(payload)) == data
-
-
-def test_payload_timestamps_are_aware_datetimes() -> None:
-    chat = ChatSummary.model_validate_json(json.dumps(PAYLOADS[3][1]))
-    assert chat.created_at == T0
-
-
-def test_response_payloads_are_lax_for_sqlite_rows() -> None:
-    message = MessageOut(id="m", role="assistant", partial=1, attempt=1)
-    assert message.partial is True
-
-
-def test_response_payloads_ignore_unknown_fields_and_are_frozen() -> None:
-    run = RunInfo.model_validate(
-        {"runId": "r", "chatId": "c", "status": "running", "lastSeq": 0, "attempt": 1, "x": 1}
-    )
-    assert (run.message_id, run.expired) == (None, False)
-    with pytest.raises(ValidationError):
-        run.status = "failed"
-
-
-@pytest.mark.parametrize(
-    ("model", "data", "field"),
-    [
-        pytest.param(CancelResult, {"runId": "r", "status": "gone"}, "status", id="run-status"),
-        pytest.param(
-            RunInfo,
-            {"runId": "r", "chatId": "c", "status": "running", "lastSeq": -1, "attempt": 1},
-            "lastSeq",
-            id="negative-last-seq",
-        ),
-        pytest.param(
-            RunInfo,
-            {"runId": "r", "chatId": "c", "status": "running", "lastSeq": 0, "attempt": 0},
-            "attempt",
-            id="zero-attempt",
-        ),
-        pytest.param(MessageOut, {"id": "m", "role": "system"}, "role", id="message-role"),
-        pytest.param(
-            AttachmentInfo,
-            {"attachmentId": "a", "name": "n", "size": -1, "mimeType": "x"},
-            "size",
-            id="negative-size",
-        ),
-        pytest.param(ApiErrorBody, {"error": {"code": "x"}}, "error", id="error-no-message"),
-    ],
-)
-def test_payload_rejects_invalid_values(model: type[BaseModel], data: Wire, field: str) -> None:
-    with pytest.raises(ValidationError) as info:
-        model.model_validate(data)
-    assert {error["loc"][0] for error in info.value.errors()} == {field}
-
-
-# --- HTTP errors before the stream -------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("status", "body", "retry_after", "expected"),
-    [
-        pytest.param(
-            404,
-            '{"error": {"code": "chat_not_found", "message": "No such chat"}}',
-            None,
-            (404, "chat_not_found", "No such chat", None),
-            id="json-body",
-        ),
-        pytest.param(
-            503,
-            b'{"error": {"code": "model_unavailable", "message": "Down"}}',
-            "12",
-            (503, "model_unavailable", "Down", 12.0),
-            id="bytes-body-retry-after",
-        ),
-        pytest.param(
-            502, "<html>Bad gateway</html>", None, (502, "http_502", "HTTP 502", None), id="html"
-        ),
-        pytest.param(
-            500, '{"error": "boom"}', None, (500, "http_500", "HTTP 500", None), id="wrong-shape"
-        ),
-        pytest.param(
-            503, b"\xff\xfe", " 7 ", (503, "http_503", "HTTP 503", 7.0), id="bad-bytes-padded"
-        ),
-        pytest.param(
-            503,
-            "",
-            "Wed, 21 Oct 2026 07:28:00 GMT",
-            (503, "http_503", "HTTP 503", None),
-            id="retry-after-date",
-        ),
-        pytest.param(503, "", "1.5", (503, "http_503", "HTTP 503", None), id="retry-after-float"),
-        pytest.param(503, "", "²", (503, "http_503", "HTTP 503", None), id="retry-after-unicode"),
-        pytest.param(503, "", "-3", (503, "http_503", "HTTP 503", None), id="retry-after-neg"),
-    ],
-)
-def test_parse_http_error(
-    status: int,
-    body: str | bytes,
-    retry_after: str | None,
-    expected: tuple[int, str, str, float | None],
-) -> None:
-    error = parse_http_error(status, body, retry_after)
-    assert isinstance(error, HttpStatusError)
-    assert (error.status, error.code, error.message, error.retry_after) == expected

@@ -1,0 +1,162 @@
+"""The API payloads of SPEC §4, shared by client and server (camelCase on the wire).
+
+Decisions (``# NOTE:`` marks them in the code):
+
+- The request body is strict (a wrong type is ``400 invalid_body``, never coerced); unknown
+  body fields are ignored, like unknown event fields, so an older server accepts a newer client.
+- Response payloads are lax (the server may build them from SQLite rows: ``0``/``1`` booleans).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from app.errors import HttpStatusError
+from app.protocol import CAMEL_CONFIG, NonEmptyStr
+
+RunStatus = Literal["running", "completed", "cancelled", "failed", "interrupted"]
+
+
+class RespondStreamBody(BaseModel):
+    """The body of ``POST /api/respond/stream``."""
+
+    # NOTE: strict, unknown fields ignored; see the module docstring.
+    model_config = ConfigDict(**CAMEL_CONFIG, strict=True)
+
+    chat_id: NonEmptyStr
+    prompt: str
+    thinking_enabled: bool = False
+    reasoning_effort: Literal["low", "medium", "high"] | None = None
+    tool_intent: bool = False
+    model_id: str | None = None
+    attachment_ids: list[str] = Field(default_factory=list)
+    run_id: NonEmptyStr | None = None
+    retry_of_run_id: NonEmptyStr | None = None
+
+
+class _Payload(BaseModel):
+    """Base of the response payloads: camelCase, frozen, lax, unknown fields ignored."""
+
+    model_config = CAMEL_CONFIG
+
+
+class ApiErrorDetail(_Payload):
+    """The ``error`` member of an API error answer."""
+
+    code: str
+    message: str
+
+
+class ApiErrorBody(_Payload):
+    """An error answered before the stream starts: ``{"error": {"code", "message"}}``."""
+
+    error: ApiErrorDetail
+
+
+class RunInfo(_Payload):
+    """A run's persisted state (``GET /api/runs/{runId}``).
+
+    status ``running``: generation is going on (or a cancel is accepted, not yet confirmed);
+    ``completed``: ended with ``done`` (stop or length); ``cancelled``: stopped by a cancel;
+    ``failed``: ended with an error; ``interrupted``: ended without a terminal event.
+    ``expired`` is true when its event log was dropped (resume then answers 410).
+    """
+
+    run_id: str
+    chat_id: str
+    message_id: str | None = None
+    status: RunStatus
+    last_seq: int = Field(ge=0)
+    attempt: int = Field(ge=1)
+    expired: bool = False
+
+
+class CancelResult(_Payload):
+    """The answer of ``POST /api/runs/{runId}/cancel``: the run's state after the request."""
+
+    run_id: str
+    status: RunStatus
+
+
+class ChatSummary(_Payload):
+    """A chat in the list (``GET/POST /api/chats``)."""
+
+    id: str
+    title: str
+    created_at: datetime
+    updated_at: datetime
+
+
+class MessageOut(_Payload):
+    """A persisted message; each assistant attempt (run) is one message answering ``parent_id``."""
+
+    id: str
+    role: Literal["user", "assistant"]
+    text: str = ""
+    parts: list[dict[str, Any]] = Field(default_factory=list)
+    status: RunStatus | None = None
+    run_id: str | None = None
+    parent_id: str | None = None
+    attempt: int = Field(default=1, ge=1)
+    partial: bool = False
+    created_at: datetime | None = None
+
+
+class ChatDetail(ChatSummary):
+    """A chat with its messages (``GET /api/chats/{id}``)."""
+
+    messages: list[MessageOut] = Field(default_factory=list)
+
+
+class ModelInfo(_Payload):
+    """A model the user can pick (``GET /api/models``)."""
+
+    id: str
+    label: str
+    available: bool
+    supports_thinking: bool
+    supports_tools: bool
+
+
+class AttachmentInfo(_Payload):
+    """An uploaded attachment (``POST /api/attachments``)."""
+
+    attachment_id: str
+    name: str
+    size: int = Field(ge=0)
+    mime_type: str
+
+
+class SessionInfo(_Payload):
+    """The current (possibly anonymous) user (``GET /api/session``)."""
+
+    user_id: str
+    name: str
+
+
+def parse_http_error(
+    status: int, body: str | bytes, retry_after: str | None = None
+) -> HttpStatusError:
+    """The error for a non-2xx answer from its JSON body and ``Retry-After``; never raises."""
+    try:
+        detail = ApiErrorBody.model_validate_json(body).error
+        code, message = detail.code, detail.message
+    except ValidationError:
+        code, message = f"http_{status}", f"HTTP {status}"
+    return HttpStatusError(status, code, message, _retry_after_seconds(retry_after))
+
+
+def _retry_after_seconds(value: str | None) -> float | None:
+    # NOTE: only the delta-seconds form; an HTTP-date is ignored (servers here send seconds).
+    if value is None:
+        return None
+    value = value.strip()
+    return float(value) if value.isascii() and value.isdigit() else None
+
+
+def encode_payload(payload: BaseModel) -> str:
+    """Compact JSON for a request or response payload, camelCase names."""
+    return payload.model_dump_json(by_alias=True)
