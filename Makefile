@@ -39,6 +39,7 @@ test-e2e: setup $(VENV)/.dev
 
 bench: setup $(VENV)/.dev
 	$(PY) tools/bench_sse.py
+	@CHROMIUM_PATH="$$($(PY) tools/chromium.py)" && export CHROMIUM_PATH && $(PY) tools/bench/browser.py
 
 dist: setup
 	$(PY) tools/dist.py

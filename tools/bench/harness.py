@@ -1,0 +1,187 @@
+"""What every browser benchmark needs: a static root, the reference server, Chromium, pages.
+
+The server is started on a free port with a temporary ``--static-root``: symlinks to the
+repository's ``index.html``, ``pyscript.toml``, ``app/`` and ``static/*``, plus
+``static/bench/`` holding this folder's pages (the bare PyScript page). So the bare page and
+Riacho are served from the same origin, with the same URLs (and cache headers) for the
+vendored runtime, and no server code or repository file is touched.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+VENDOR_FILES = ("static/vendor/pyodide/pyodide.mjs", "static/vendor/pyscript/core.js")
+BENCH_PAGES = ("bare.html", "bare.toml")
+# NOTE: the flags of tests/e2e/conftest.py (CHROMIUM_FLAGS), copied: quiet and local only.
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1, EXCLUDE localhost",
+]
+BOOT_TIMEOUT_MS = 90_000
+READY_SCRIPT = (HERE / "ready.js").read_text()
+PAGE_SCRIPT = (HERE / "page.js").read_text()
+
+
+class BenchError(RuntimeError):
+    """A benchmark cannot run (missing set-up, no browser, server failure)."""
+
+
+def check_setup() -> None:
+    """Fail with a clear message if ``make setup`` has not vendored the runtime."""
+    missing = [name for name in VENDOR_FILES if not (ROOT / name).is_file()]
+    if missing:
+        raise BenchError(
+            f"missing {', '.join(missing)}: run `make setup` first (it writes static/vendor/)"
+        )
+
+
+def chromium_path() -> str:
+    """The system Chromium (``$CHROMIUM_PATH``, ``/usr/bin/chromium``, …), or a clear error."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    from chromium import find_chromium
+
+    path = find_chromium()
+    if path is None:
+        raise BenchError(
+            "no Chromium found: install one (Debian/Ubuntu: `apt-get install chromium`), "
+            "run `make test` (it installs one), or set CHROMIUM_PATH"
+        )
+    return path
+
+
+def make_static_root(workdir: Path) -> Path:
+    """A static root of symlinks to the page files, plus ``static/bench/`` (this folder's pages)."""
+    root = workdir / "www"
+    (root / "static" / "bench").mkdir(parents=True)
+    for name in ("index.html", "pyscript.toml", "app"):
+        (root / name).symlink_to(ROOT / name)
+    for entry in (ROOT / "static").iterdir():
+        (root / "static" / entry.name).symlink_to(entry)
+    for name in BENCH_PAGES:
+        shutil.copyfile(HERE / name, root / "static" / "bench" / name)
+    return root
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Server:
+    """The reference server, started by :func:`start_server`."""
+
+    url: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def api(self, method: str, path: str, payload: Any = None) -> Any:
+        """A JSON request to the server (test hooks included); the decoded answer."""
+        data = None if payload is None else json.dumps(payload).encode()
+        request = urllib.request.Request(self.url + path, data=data, method=method)
+        request.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read() or b"null")
+
+    def stop(self) -> None:
+        """Terminate the server and wait for it."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def start_server(workdir: Path, static_root: Path, demo_token_ms: int) -> Server:
+    """The server on a free port (``:memory:`` db, test hooks); logs go to files in ``workdir``."""
+    port = _free_port()
+    log = workdir / "server.log"
+    command = [sys.executable, "-m", "server", "--host", "127.0.0.1", "--port", str(port)]
+    command += ["--db", ":memory:", "--test-hooks", "--demo-token-ms", str(demo_token_ms)]
+    command += ["--static-root", str(static_root), "--access-log", str(workdir / "access.log")]
+    with log.open("wb") as log_file:
+        process = subprocess.Popen(command, cwd=ROOT, stdout=log_file, stderr=subprocess.STDOUT)
+    server = Server(f"http://127.0.0.1:{port}", process, log)
+    _wait_until_serving(server)
+    return server
+
+
+def _wait_until_serving(server: Server) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            raise BenchError(f"server exited early:\n{server.log.read_text(errors='replace')}")
+        try:
+            with urllib.request.urlopen(server.url + "/", timeout=1):
+                return
+        except OSError:
+            time.sleep(0.1)
+    server.stop()
+    raise BenchError(f"server did not start in 30 s:\n{server.log.read_text(errors='replace')}")
+
+
+def launch(playwright: Playwright, executable: str) -> Browser:
+    """Headless Chromium with the project's flags."""
+    return playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+
+
+def launch_persistent(playwright: Playwright, executable: str, user_data: Path) -> BrowserContext:
+    """A Chromium whose one context keeps its HTTP cache (and V8's code cache) in ``user_data``."""
+    return playwright.chromium.launch_persistent_context(
+        str(user_data), executable_path=executable, args=CHROMIUM_FLAGS, headless=True
+    )
+
+
+def boot(context: BrowserContext, url: str, *, tools: bool = False) -> tuple[Page, float]:
+    """Open ``url`` in a new page; wait for ``html[data-ready]``; the ms from navigation start.
+
+    ``tools`` also installs ``page.js`` (the in-page helpers and the Pyodide handle).
+    """
+    page = context.new_page()
+    page.add_init_script(READY_SCRIPT)
+    if tools:
+        page.add_init_script(PAGE_SCRIPT)
+    page.on("pageerror", lambda error: print(f"bench: page error: {error}", file=sys.stderr))
+    page.goto(url)
+    page.wait_for_selector(
+        "html[data-ready], html[data-boot=failed]", state="attached", timeout=BOOT_TIMEOUT_MS
+    )
+    if page.evaluate("document.documentElement.dataset.boot") == "failed":
+        raise BenchError(f"{url}: {page.locator('#boot-text').text_content()}")
+    ready_ms = page.evaluate("window.__benchReadyAt")
+    if not isinstance(ready_ms, int | float):
+        raise BenchError(f"{url}: data-ready appeared but its time was not recorded")
+    return page, float(ready_ms)
+
+
+def median(values: list[float]) -> float:
+    """The median (the mean of the middle two for an even count)."""
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    return (ordered[middle - 1] + ordered[middle]) / 2
