@@ -35,7 +35,7 @@ from app.api import (
 )
 from app.controller import Composer, Controller, key_intent
 from app.errors import HttpStatusError, TransportError
-from app.view import Controls
+from app.view import Controls, MessagePatch
 
 JsValue = Any  # NOTE: the JS edge is the one place where ``Any`` is allowed.
 
@@ -299,6 +299,20 @@ class BrowserDom:
                 js_expected = js_expected.nextElementSibling
             else:
                 self._js_messages.insertBefore(js_node, js_expected)
+
+    def patch_message(self, key: str, patch: MessagePatch) -> None:
+        js_message = self._js_nodes[key]
+        follow = self._near_bottom()
+        for name, value in patch.attributes or ():
+            js_message.setAttribute(name, value)
+        if patch.foot_html is not None:
+            js_message.querySelector(".message-foot").outerHTML = patch.foot_html
+        if patch.append_html:
+            js_message.querySelector(".md-done").insertAdjacentHTML("beforeend", patch.append_html)
+        if patch.open_html is not None:
+            js_message.querySelector(".md-open").innerHTML = patch.open_html
+        if follow:
+            self._js_messages.scrollTop = self._js_messages.scrollHeight
 
     def _near_bottom(self) -> bool:
         js_list = self._js_messages

@@ -143,18 +143,32 @@ def pending_answer_html(message: MessageState) -> str:
     )
 
 
-def assistant_message_html(
-    chat: ChatState, message: MessageState, run: RunState, answer_html: str
-) -> str:
-    """An assistant message: the shown attempt's parts, status, warnings and actions."""
-    head = (
-        f'<article class="message" data-role="assistant"{attr("data-message-id", message.id)}'
-        f"{attr('data-run-id', run.run_id)}{attr('data-status', run.status)}"
-        f"{attr('data-attempt', run.attempt)}>"
+def assistant_attributes(message: MessageState, run: RunState) -> tuple[tuple[str, str], ...]:
+    """The ``data-*`` hooks of an assistant message (SPEC §8)."""
+    return (
+        ("data-message-id", message.id),
+        ("data-run-id", run.run_id),
+        ("data-status", run.status),
+        ("data-attempt", str(run.attempt)),
     )
-    body = parts_html(run, answer_html)
-    foot = status_html(run) + actions_html(message, run) + details_html(run)
-    return head + body + foot + "</article>"
+
+
+def answer_html(finished_html: str, open_html: str) -> str:
+    """The inside of ``.message-text``: finished blocks (only ever appended to), the open one."""
+    return f'<div class="md-done">{finished_html}</div><div class="md-open">{open_html}</div>'
+
+
+def message_foot_html(message: MessageState, run: RunState) -> str:
+    """Status, warnings, actions and the run details of an assistant message."""
+    inner = status_html(run) + actions_html(message, run) + details_html(run)
+    return f'<footer class="message-foot">{inner}</footer>'
+
+
+def assistant_message_html(message: MessageState, run: RunState, answer_html: str) -> str:
+    """An assistant message: the shown attempt's parts, status, warnings and actions."""
+    attributes = "".join(attr(name, value) for name, value in assistant_attributes(message, run))
+    head = f'<article class="message" data-role="assistant"{attributes}>'
+    return head + parts_html(run, answer_html) + message_foot_html(message, run) + "</article>"
 
 
 def parts_html(run: RunState, answer_html: str) -> str:
@@ -170,7 +184,8 @@ def parts_html(run: RunState, answer_html: str) -> str:
             continue
         pieces.append(part_html(part, open_block=run.is_live and index == last))
     if not text_placed:
-        pieces.append('<div class="message-text"></div>')
+        # NOTE: the same element as with text, so the first delta patches it in place.
+        pieces.append(f'<div class="message-text">{answer_html}</div>')
     return "".join(pieces)
 
 

@@ -14,11 +14,15 @@ from typing import Protocol
 
 from app.markdown import render_markdown, split_blocks
 from app.render import (
+    answer_html,
+    assistant_attributes,
     assistant_message_html,
     banner_html,
     chat_list_html,
     chat_title_html,
     context_html,
+    message_foot_html,
+    parts_html,
     pending_answer_html,
     toast_html,
     user_message_html,
@@ -36,6 +40,20 @@ class Controls:
     can_stop: bool
 
 
+@dataclass(frozen=True, slots=True)
+class MessagePatch:
+    """A streaming update of one assistant message that keeps its element and the finished text.
+
+    ``attributes`` and ``foot_html`` are ``None`` when unchanged; ``append_html`` goes after the
+    finished blocks; ``open_html`` (``None`` when unchanged) replaces the open block.
+    """
+
+    attributes: tuple[tuple[str, str], ...] | None
+    foot_html: str | None
+    append_html: str
+    open_html: str | None
+
+
 class Dom(Protocol):
     """What the view needs from the page (the browser adapter implements it)."""
 
@@ -44,6 +62,9 @@ class Dom(Protocol):
 
     def sync_messages(self, order: Sequence[str], changed: Mapping[str, str]) -> None:
         """Make the message list hold ``order`` (keys), replacing the ``changed`` ones' HTML."""
+
+    def patch_message(self, key: str, patch: MessagePatch) -> None:
+        """Apply a streaming update to the message ``key`` (already on the page)."""
 
     def set_controls(self, controls: Controls) -> None:
         """Enable or disable Send and Stop."""
@@ -65,6 +86,12 @@ class AnswerRenderer:
         self._cache: dict[str, _Rendered] = {}
 
     def html(self, run_id: str, text: str) -> str:
+        """The whole answer's HTML."""
+        finished, open_html = self.render(run_id, text)
+        return finished + open_html
+
+    def render(self, run_id: str, text: str) -> tuple[str, str]:
+        """(HTML of the finished blocks, HTML of the open block); the first only ever grows."""
         cached = self._cache.get(run_id)
         if cached is None or not text.startswith(cached.finished):
             cached = _Rendered("", "")  # NOTE: text never shrinks in a run; this is a reset
@@ -74,13 +101,25 @@ class AnswerRenderer:
         if added:
             cached = _Rendered(cached.finished + added, cached.html + render_markdown(added))
         self._cache[run_id] = cached
-        return cached.html + render_markdown(open_block) if open_block else cached.html
+        return cached.html, render_markdown(open_block) if open_block else ""
 
 
-def _same(seen: tuple[object, object] | None, version: tuple[object, object]) -> bool:
-    # NOTE: identity, not equality: state is immutable, and deep equality would compare the
-    # whole answer text of a run on every delta.
-    return seen is not None and seen[0] is version[0] and seen[1] is version[1]
+@dataclass(frozen=True, slots=True)
+class _Shown:
+    """What the page holds for one message, to tell what a new state changes."""
+
+    message: MessageState
+    run: RunState | None
+    skeleton: str = ""  # the parts without the answer text: a change here replaces the element
+    attributes: tuple[tuple[str, str], ...] = ()
+    foot: str = ""
+    finished: str = ""
+    open: str = ""
+
+    def is_for(self, message: MessageState, run: RunState | None) -> bool:
+        # NOTE: identity, not equality: state is immutable, and deep equality would compare
+        # the whole answer text of a run on every delta.
+        return self.message is message and self.run is run
 
 
 class View:
@@ -90,7 +129,7 @@ class View:
         self._dom = dom
         self._answers = AnswerRenderer()
         self._slots: dict[str, str] = {}
-        self._messages: dict[str, tuple[object, object]] = {}
+        self._shown: dict[str, _Shown] = {}
         self._chat_id: str | None = None
         self._order: list[str] | None = None
         self._controls: Controls | None = None
@@ -114,29 +153,52 @@ class View:
 
     def _render_messages(self, chat_id: str | None, chat: ChatState | None) -> None:
         if chat_id != self._chat_id:
-            self._messages.clear()
+            self._shown.clear()
             self._chat_id = chat_id
         messages = chat.messages if chat is not None else ()
         changed: dict[str, str] = {}
+        patches: dict[str, MessagePatch] = {}
         for message in messages:
             run = chat.shown_run(message) if chat is not None else None
-            version = (message, run)
-            if not _same(self._messages.get(message.id), version):
-                self._messages[message.id] = version
-                changed[message.id] = self._message_html(chat, message, run)
+            seen = self._shown.get(message.id)
+            if seen is not None and seen.is_for(message, run):
+                continue
+            shown, html, patch = self._update(seen, message, run)
+            self._shown[message.id] = shown
+            if html is not None:
+                changed[message.id] = html
+            elif patch is not None:
+                patches[message.id] = patch
         order = [m.id for m in messages]
         if changed or order != self._order:
             self._order = order
             self._dom.sync_messages(order, changed)
+        for key, patch in patches.items():
+            self._dom.patch_message(key, patch)
 
-    def _message_html(
-        self, chat: ChatState | None, message: MessageState, run: RunState | None
-    ) -> str:
+    def _update(
+        self, seen: _Shown | None, message: MessageState, run: RunState | None
+    ) -> tuple[_Shown, str | None, MessagePatch | None]:
+        """What to show now, and either the message's whole HTML or a patch (or neither)."""
         if message.role == "user":
-            return user_message_html(message)
-        if run is None or chat is None:
-            return pending_answer_html(message)
-        return assistant_message_html(chat, message, run, self._answers.html(run.run_id, run.text))
+            return _Shown(message, run), user_message_html(message), None
+        if run is None:
+            return _Shown(message, run), pending_answer_html(message), None
+        finished, open_html = self._answers.render(run.run_id, run.text)
+        shown = _Shown(
+            message,
+            run,
+            parts_html(run, ""),
+            assistant_attributes(message, run),
+            message_foot_html(message, run),
+            finished,
+            open_html,
+        )
+        if not _can_patch(seen, shown):
+            html = assistant_message_html(message, run, answer_html(finished, open_html))
+            return shown, html, None
+        assert seen is not None
+        return shown, None, _patch(seen, shown)
 
     def _render_controls(self, state: State) -> None:
         controls = Controls(can_send=not state.is_generating, can_stop=state.is_generating)
@@ -146,3 +208,28 @@ class View:
         if state.composer_draft and state.composer_draft != self._draft:
             self._dom.set_draft(state.composer_draft)
         self._draft = state.composer_draft
+
+
+def _can_patch(seen: _Shown | None, shown: _Shown) -> bool:
+    """The element on the page can be updated in place (same structure, text only grew)."""
+    return (
+        seen is not None
+        and seen.run is not None
+        and shown.run is not None
+        and seen.run.run_id == shown.run.run_id
+        and seen.skeleton == shown.skeleton
+        and shown.finished.startswith(seen.finished)
+    )
+
+
+def _patch(seen: _Shown, shown: _Shown) -> MessagePatch | None:
+    """The smallest update from ``seen`` to ``shown``; ``None`` when nothing visible changed."""
+    patch = MessagePatch(
+        attributes=shown.attributes if shown.attributes != seen.attributes else None,
+        foot_html=shown.foot if shown.foot != seen.foot else None,
+        append_html=shown.finished[len(seen.finished) :],
+        open_html=shown.open if shown.open != seen.open else None,
+    )
+    if patch == MessagePatch(None, None, "", None):
+        return None
+    return patch

@@ -181,7 +181,7 @@ def chat_with(*runs: RunState) -> ChatState:
 
 def article(r: RunState, message: MessageState | None = None, answer_html: str = "") -> Element:
     message = message or answer(run_ids=(r.run_id,))
-    html = assistant_message_html(chat_with(r), message, r, answer_html)
+    html = assistant_message_html(message, r, answer_html)
     return parse_html(html).one("data-role", "assistant", tag="article")
 
 
@@ -785,7 +785,6 @@ ESCAPE_CASES = [
     esc(lambda: user_message_html(MessageState(HOSTILE, "user")), "user-message-id"),
     esc(
         lambda: assistant_message_html(
-            chat_with(run(run_id=HOSTILE)),
             answer(run_ids=(HOSTILE,), id=HOSTILE),
             run(run_id=HOSTILE, trace=RunTrace(HOSTILE)),
             "",

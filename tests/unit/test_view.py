@@ -17,7 +17,7 @@ from app.parts import TextPart
 from app.state import ChatState, ErrorInfo, MessageState, RunState, RunStatus, State
 from app.text import Text
 from app.trace import RunTrace
-from app.view import SLOTS, AnswerRenderer, Controls, View
+from app.view import SLOTS, AnswerRenderer, Controls, MessagePatch, View
 from tests.unit.test_render import parse_html
 
 # --- fakes and builders -------------------------------------------------------------------------
@@ -37,6 +37,9 @@ class FakeDom:
         idle = list(order) == self.order and not changed
         self.order = list(order)
         self.calls.append(("sync_messages", (list(order), dict(changed), idle)))
+
+    def patch_message(self, key: str, patch: MessagePatch) -> None:
+        self.calls.append(("patch_message", (key, patch)))
 
     def set_controls(self, controls: Controls) -> None:
         self.calls.append(("set_controls", controls))
@@ -151,7 +154,11 @@ def test_rendering_the_same_state_again_writes_nothing() -> None:
     assert dom.writes() == []
 
 
-def test_only_the_message_whose_run_changed_is_rendered_again() -> None:
+def patches(calls: list[tuple[str, Any]]) -> dict[str, MessagePatch]:
+    return {args[0]: args[1] for name, args in calls if name == "patch_message"}
+
+
+def test_growing_text_patches_only_the_open_block_of_that_message() -> None:
     dom = FakeDom()
     view = View(dom)
     state = state_of(one_turn("Hel"))
@@ -161,11 +168,28 @@ def test_only_the_message_whose_run_changed_is_rendered_again() -> None:
     view.render(with_answer(state, "c1", "Hello"))
 
     calls = dom.take()
-    order, changed = synced(calls)
-    assert order == ["u_c1", "a_c1"]
-    assert list(changed) == ["a_c1"]
-    assert parse_html(changed["a_c1"]).one("class", "message-text").text.strip() == "Hello"
-    assert [name for name, _ in calls if name != "sync_messages"] == []
+    assert [name for name, _ in calls] == ["patch_message"]
+    patch = patches(calls)["a_c1"]
+    assert patch == MessagePatch(None, None, "", render_markdown("Hello"))
+
+
+def test_a_finished_block_is_appended_once_and_never_sent_again() -> None:
+    dom = FakeDom()
+    view = View(dom)
+    state = state_of(one_turn("First.\n\nSec"))
+    view.render(state)
+    dom.take()
+
+    view.render(state := with_answer(state, "c1", "First.\n\nSecond.\n\nThi"))
+    first = patches(dom.take())["a_c1"]
+    view.render(with_answer(state, "c1", "First.\n\nSecond.\n\nThird"))
+    second = patches(dom.take())["a_c1"]
+
+    # NOTE: a block is finished once a complete line begins the next one ("Second.").
+    assert first.append_html == render_markdown("First.\n\n")
+    assert first.open_html == render_markdown("Second.\n\nThi")
+    assert second.append_html == ""
+    assert second.open_html == render_markdown("Second.\n\nThird")
 
 
 def test_a_settled_run_updates_message_and_controls() -> None:
@@ -178,10 +202,12 @@ def test_a_settled_run_updates_message_and_controls() -> None:
     view.render(with_answer(state, "c1", "Hello", status="completed"))
 
     calls = dom.take()
-    _, changed = synced(calls)
-    assistant = parse_html(changed["a_c1"]).one("data-role", "assistant")
-    assert assistant.get("data-status") == "completed"
-    assert not assistant.one("data-action", "copy").has("disabled")
+    patch = patches(calls)["a_c1"]
+    assert patch.attributes is not None
+    assert dict(patch.attributes)["data-status"] == "completed"
+    assert patch.foot_html is not None
+    assert not parse_html(patch.foot_html).one("data-action", "copy").has("disabled")
+    assert patch.open_html is None and patch.append_html == ""
     assert ("set_controls", Controls(can_send=True, can_stop=False)) in calls
 
 
@@ -471,3 +497,17 @@ def test_rendering_an_unchanged_state_does_not_touch_the_message_list() -> None:
     view.render(state)
 
     assert [name for name, _ in dom.take()] == []
+
+
+def test_the_first_text_delta_patches_the_answer_element_made_before_any_text() -> None:
+    dom = FakeDom()
+    view = View(dom)
+    state = state_of(one_turn(""))
+    view.render(state)
+    _, changed = synced(dom.take())
+    empty = parse_html(changed["a_c1"]).one("class", "message-text")
+    assert [child.get("class") for child in empty.children] == ["md-done", "md-open"]
+
+    view.render(with_answer(state, "c1", "Hi"))
+
+    assert patches(dom.take())["a_c1"].open_html == render_markdown("Hi")
