@@ -23,6 +23,7 @@ object when the action does not apply in the run's status. The sequence guard li
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TypeGuard
 
 from app.actions import (
     BytesReceived,
@@ -48,6 +49,7 @@ from app.protocol import (
     ErrorEvent,
     FallbackNoticeEvent,
     StreamEvent,
+    TextEvent,
     UserMessageIdEvent,
 )
 from app.state import ErrorInfo, Replay, RunState, RunStatus
@@ -93,6 +95,9 @@ def reduce_run(run: RunState, action: RunUpdate) -> RunState:
 def receive(run: RunState, action: EventReceived) -> tuple[RunState, bool]:
     """The run after one event, and whether the event is news (its chat effects apply)."""
     event, at = action.event, action.at
+    if _is_next_text(event, run):
+        # NOTE: the hot path, one text delta in order: one copy of the run instead of two.
+        return replace(run, last_seq=event.seq, parts=apply_content(run.parts, event)), True
     if not run.is_live:
         return run, False
     if event.run_id != run.run_id:
@@ -109,6 +114,20 @@ def receive(run: RunState, action: EventReceived) -> tuple[RunState, bool]:
     if terminal and guarded.has_gap:
         return replace(guarded, replay_due=True), False
     return _apply(guarded, event, at), unseen
+
+
+def _is_next_text(event: StreamEvent, run: RunState) -> TypeGuard[TextEvent]:
+    """A text delta that the general path would only append: the very next seq, nothing else."""
+    return (
+        type(event) is TextEvent
+        and run.status == "receiving"
+        and event.run_id == run.run_id
+        and event.seq == run.last_seq + 1
+        and run.replay is None
+        and not run.resuming
+        and not run.from_history
+        and run.trace.first_content is not None
+    )
 
 
 def _unseen(run: RunState, seq: int) -> bool:
