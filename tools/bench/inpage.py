@@ -123,6 +123,9 @@ class _HtmlDom:
     def sync_messages(self, order: Sequence[str], changed: Mapping[str, str]) -> None:
         pass
 
+    def patch_message(self, key: str, patch: object) -> None:
+        pass
+
     def set_controls(self, controls: object) -> None:
         pass
 
