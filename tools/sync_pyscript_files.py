@@ -14,8 +14,10 @@ ENTRY = "main.py"  # NOTE: run by the <script type="py"> tag, not imported
 
 
 def files_table() -> str:
-    modules = sorted(p.name for p in (ROOT / "app").glob("*.py") if p.name != ENTRY)
-    return "[files]\n" + "".join(f'"./app/{name}" = "./app/{name}"\n' for name in modules)
+    app = ROOT / "app"
+    modules = sorted(p.relative_to(app).as_posix() for p in app.rglob("*.py"))
+    shipped = [name for name in modules if name != ENTRY]
+    return "[files]\n" + "".join(f'"./app/{name}" = "./app/{name}"\n' for name in shipped)
 
 
 def main() -> None:

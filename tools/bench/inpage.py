@@ -207,7 +207,7 @@ def render_growth(total: int, size: int, every: int) -> str:
     """Apply and render cost of the first and last ``size`` tokens of a ``total``-token answer."""
     from js import document
 
-    from app.browser import BrowserDom
+    from app.browser.dom import BrowserDom
     from app.view import View
 
     messages = document.querySelector("#messages")

@@ -1,0 +1,127 @@
+"""The JS edge: value conversion, element lookup, listeners, timers and page-level signals.
+
+Raw JS handles are named ``js_*``; JS ``null`` arrives as ``jsnull`` and ``undefined`` as
+``None``, so :func:`present` checks both. Every event-listener proxy is made through
+:class:`Listeners`, which destroys them all on teardown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine, Mapping
+from typing import Any
+
+import js
+from pyodide.ffi import create_proxy, jsnull, to_js
+
+JsValue = Any  # NOTE: the JS edge is the one place where ``Any`` is allowed.
+
+
+def present(js_value: JsValue) -> bool:
+    """Whether a JS value is neither ``null`` (``jsnull``) nor ``undefined`` (``None``)."""
+    return js_value is not None and js_value is not jsnull
+
+
+def text_or_none(js_value: JsValue) -> str | None:
+    """A JS string as ``str``; ``null`` / ``undefined`` as ``None``."""
+    return str(js_value) if present(js_value) else None
+
+
+def js_object(value: Mapping[str, Any]) -> JsValue:
+    """A plain JS object (not a Map) from a Python mapping."""
+    return to_js(dict(value), dict_converter=js.Object.fromEntries)
+
+
+class Listeners:
+    """Owns every event-listener proxy so that teardown can destroy them all."""
+
+    def __init__(self) -> None:
+        self._bound: list[tuple[JsValue, str, JsValue]] = []
+
+    def on(self, js_target: JsValue, event: str, handler: Callable[[JsValue], object]) -> None:
+        proxy = create_proxy(handler)
+        js_target.addEventListener(event, proxy)
+        self._bound.append((js_target, event, proxy))
+
+    def teardown(self) -> None:
+        for js_target, event, proxy in self._bound:
+            js_target.removeEventListener(event, proxy)
+            proxy.destroy()
+        self._bound.clear()
+
+
+def query(selector: str) -> JsValue:
+    """The first element matching ``selector``; raises if the page shell lacks it."""
+    js_element = js.document.querySelector(selector)
+    if not present(js_element):
+        raise LookupError(f"page shell has no element for {selector!r}")
+    return js_element
+
+
+def now_ms() -> float:
+    """A monotonic clock in milliseconds (``performance.now()``)."""
+    return float(js.performance.now())
+
+
+def request_frame(callback: Callable[[], None]) -> None:
+    """Run ``callback`` once before the next paint (``requestAnimationFrame``)."""
+
+    def on_frame(_timestamp: float) -> None:
+        proxy.destroy()
+        callback()
+
+    proxy = create_proxy(on_frame)
+    js.requestAnimationFrame(proxy)
+
+
+def query_params() -> dict[str, str]:
+    """The page URL's query string as a plain dict (last value wins)."""
+    js_params = js.URLSearchParams.new(js.location.search)
+    return {str(key): str(value) for key, value in js_params.entries()}
+
+
+_background: set[asyncio.Task[object]] = set()
+
+
+def spawn(coroutine: Coroutine[Any, Any, object]) -> None:
+    """Run a coroutine in the background, keeping a reference until it ends."""
+    task = asyncio.ensure_future(coroutine)
+    _background.add(task)
+    task.add_done_callback(_background.discard)
+
+
+def log(message: str) -> None:
+    """``console.log`` (run traces, config warnings)."""
+    js.console.log(message)
+
+
+def is_online() -> bool:
+    """``navigator.onLine``."""
+    return bool(js.navigator.onLine)
+
+
+def active_chat_from_url() -> str | None:
+    """The chat id kept in the URL fragment (``#chat_…``), so a reload returns to it."""
+    fragment = str(js.location.hash).removeprefix("#")
+    return fragment or None
+
+
+def remember_chat(chat_id: str | None) -> None:
+    """Keep the active chat in the URL fragment without adding history entries."""
+    js.history.replaceState(
+        None, "", f"#{chat_id}" if chat_id else js.location.pathname + js.location.search
+    )
+
+
+def mark_ready() -> None:
+    """``html[data-ready]``: Python has booted and the composer works."""
+    query("#boot-text").textContent = "Ready"
+    js_root = js.document.documentElement
+    js_root.setAttribute("data-boot", "ready")
+    js_root.setAttribute("data-ready", "")
+
+
+def mark_boot_failed(message: str) -> None:
+    """Say in the page that start-up failed, and why."""
+    query("#boot-text").textContent = f"Riacho could not start: {message}"
+    js.document.documentElement.setAttribute("data-boot", "failed")
