@@ -21,6 +21,7 @@ from app.actions import (
     AttemptShown,
     ChatSelected,
     ErrorDismissed,
+    ErrorRaised,
     NoticeDismissed,
     ResumeStarted,
     RunStarted,
@@ -30,8 +31,9 @@ from app.api import RespondStreamBody
 from app.cancel import settle_cancel
 from app.chats import ChatLoader
 from app.config import ClientConfig
+from app.errors import ChatError
 from app.reducer import reduce
-from app.runner import RunEnv, Window, drive, read_resumed
+from app.runner import RunEnv, Window, drive, error_info, read_resumed
 from app.state import SETTLED, ChatState, MessageState, RunState, State, settled_runs
 from app.store import Listener, Store
 from app.trace import Clock, RunTrace, monotonic_ms
@@ -197,6 +199,10 @@ class ChatStream:
     def show_attempt(self, message_id: str, index: int) -> None:
         """Show attempt ``index`` (0-based) of an answer in the active chat."""
         self._store.dispatch(AttemptShown(message_id, index))
+
+    def report_error(self, error: ChatError) -> None:
+        """Show a request's error (one made outside a run, e.g. compaction) in the banner."""
+        self._store.dispatch(ErrorRaised(error_info(error)))
 
     def dismiss_error(self) -> None:
         """Hide the error banner."""

@@ -10,17 +10,22 @@ from app.chat_stream import ChatStream
 from app.coalesce import FrameCoalescer
 from app.config import ClientConfig
 from app.controller import Controller
+from app.errors import ChatError
 from app.state import State
 from app.trace import format_trace
 from app.view import View
 
 
-def _compact(api_base: str) -> Callable[[str], None]:
+def _compact(stream: ChatStream, api_base: str) -> Callable[[str], None]:
+    """Ask the server to compact a chat; the next ``context_info`` shows the drop."""
+
     def compact(chat_id: str) -> None:
         async def run() -> None:
-            await net.fetch_json(
-                f"{api_base}/api/chats/{chat_id}/compact", method="POST", payload={}
-            )
+            url = f"{api_base}/api/chats/{chat_id}/compact"
+            try:
+                await net.fetch_json(url, method="POST", payload={})
+            except ChatError as error:
+                stream.report_error(error)
 
         edge.spawn(run())
 
@@ -69,7 +74,7 @@ async def main() -> None:
     stream.subscribe(coalescer.on_change)
     stream.subscribe(_remember_active_chat)
     stream.subscribe(_refresh_titles(stream))
-    controller = Controller(stream, page.copy_to_clipboard, _compact(api_base))
+    controller = Controller(stream, page.copy_to_clipboard, _compact(stream, api_base))
     bindings = page.Page(controller, api_base)
     bindings.bind()
     await page.load_models(api_base)

@@ -391,3 +391,10 @@ def test_new_id_is_prefixed_and_unique(prefix: str) -> None:
     first, second = new_id(prefix), new_id(prefix)
     assert first.startswith(f"{prefix}_") and len(first) == len(prefix) + 33
     assert first != second
+
+
+def test_report_error_shows_a_request_error_in_the_banner() -> None:
+    stream = ChatStream(FakeTransport())
+    stream.report_error(HttpStatusError(404, "chat_not_found", "gone"))
+    error = stream.get_state().last_error
+    assert error is not None and (error.code, error.status) == ("chat_not_found", 404)
