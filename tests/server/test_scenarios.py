@@ -84,11 +84,12 @@ async def test_raw_and_keepalive_steps_write_bytes_as_given(
 
 async def test_sleep_step_delays_the_next_step(api: Api) -> None:
     await api.scenario([text("a"), {"sleep_ms": 200}, text("b")])
-    response = await api.stream(await api.new_chat())
-    await read_events(response, 1)
+    chat = await api.new_chat()
+    # NOTE: timed from before the request, so a late read of "a" cannot hide the sleep.
     started = time.monotonic()
-    await read_events(response, 1)
-    assert time.monotonic() - started >= 0.15
+    response = await api.stream(chat)
+    await read_events(response, 2)
+    assert time.monotonic() - started >= 0.2
 
 
 async def test_hold_waits_for_the_client_to_leave(api: Api, server: TestServer) -> None:
