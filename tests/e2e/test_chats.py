@@ -61,7 +61,8 @@ def test_lost_connection_offers_resume_which_finishes_the_same_run(
     seen = scenarios.on_next_stream(
         riacho,
         server,
-        lambda _: [text("One. "), sleep(300), {"detach": True}, sleep(300), text("Two."), done()],
+        # NOTE: the drop comes 2 s after "One." so the test is offline before it, even when slow.
+        lambda _: [text("One. "), sleep(2000), {"detach": True}, sleep(300), text("Two."), done()],
     )
     answer = send(riacho, "Cut me off")
     expect(answer.locator(".message-text")).to_contain_text("One.", timeout=STREAM_MS)
