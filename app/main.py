@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 from app.browser import edge, net, page
@@ -77,8 +78,7 @@ async def main() -> None:
     controller = Controller(stream, page.copy_to_clipboard, _compact(stream, api_base))
     bindings = page.Page(controller, api_base)
     bindings.bind()
-    await page.load_models(api_base)
-    await stream.refresh_chats()
+    await asyncio.gather(page.load_models(api_base), stream.refresh_chats())
     chat_id = edge.active_chat_from_url()
     if chat_id is not None and chat_id in stream.get_state().chats:
         stream.select_chat(chat_id)
