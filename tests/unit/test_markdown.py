@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.markdown import is_safe_image, is_safe_link, render_markdown, split_blocks
-from tests.unit.test_render import Element, parse_html
+from tests.unit.html_tree import Element, parse_html
 
 LINK_URL = re.compile(r"^(?:https?:|mailto:)", re.IGNORECASE)
 IMAGE_URL = re.compile(r"^(?:https?:|data:image/(?:png|jpeg|gif|webp)[;,])", re.IGNORECASE)

@@ -18,7 +18,7 @@ from app.state import ChatState, ErrorInfo, MessageState, RunState, RunStatus, S
 from app.text import Text
 from app.trace import RunTrace
 from app.view import SLOTS, AnswerRenderer, Controls, MessagePatch, View
-from tests.unit.test_render import parse_html
+from tests.unit.html_tree import parse_html
 
 # --- fakes and builders -------------------------------------------------------------------------
 
