@@ -52,7 +52,7 @@ async def _api_base() -> str:
     """``apiBase`` from ``config.json`` (a static deploy points it at the backend)."""
     try:
         config = await net.fetch_json("./config.json")
-    except Exception:  # NOTE: no config.json means same origin
+    except (ChatError, ValueError):  # NOTE: no (or no valid) config.json means same origin
         return ""
     return str(config.get("apiBase", "")) if isinstance(config, dict) else ""
 
