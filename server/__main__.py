@@ -13,7 +13,16 @@ from pathlib import Path
 from aiohttp import web
 
 from server.app import create_app
-from server.config import REPO_ROOT, Config
+from server.catalog import DEMO_MODELS
+from server.config import DEFAULT_MAX_MODEL_CALLS, REPO_ROOT, Config
+from server.providers.settings import (
+    PROVIDER_KINDS,
+    ProviderSettings,
+    SettingsError,
+    check_unique_ids,
+    from_command_line,
+    load_file,
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -32,12 +41,67 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--demo-token-ms", type=float, default=30.0)
     p.add_argument("--static-root", type=Path, default=REPO_ROOT)
     p.add_argument("--access-log", help="file for the access log (default: none)")
+    _provider_arguments(p.add_argument_group("real models (see README and riacho.example.toml)"))
     return p
 
 
+def _provider_arguments(g: argparse._ArgumentGroup) -> None:
+    g.add_argument("--config", type=Path, help="TOML file with [[providers]] (several providers)")
+    g.add_argument("--provider", choices=PROVIDER_KINDS, help="one provider from the command line")
+    g.add_argument("--model", action="append", default=[], help="a model id (repeat for more)")
+    g.add_argument("--base-url", help="the provider's endpoint (default: its public one)")
+    g.add_argument("--api-key-env", help="the environment variable holding the API key")
+    g.add_argument("--context-window", type=int, help="tokens of the models' context window")
+    g.add_argument("--connect-timeout-s", type=float, help="TCP connect timeout")
+    g.add_argument("--first-byte-timeout-s", type=float, help="wait for the response to start")
+    g.add_argument("--provider-idle-timeout-s", type=float, help="longest silence mid-stream")
+    g.add_argument("--max-model-calls", type=int, help="cap of model calls per turn (tool loop)")
+
+
+def _providers(a: argparse.Namespace) -> tuple[tuple[ProviderSettings, ...], int | None]:
+    """Providers from ``--config`` then ``--provider``; ``SettingsError`` says what is wrong."""
+    providers: list[ProviderSettings] = []
+    cap = None
+    if a.config is not None:
+        file = load_file(a.config)
+        providers += file.providers
+        cap = file.max_model_calls
+    if a.provider is not None:
+        if not a.model:
+            raise SettingsError("--provider needs at least one --model")
+        providers.append(from_command_line(a.provider, a.model, a.base_url, a.api_key_env))
+        providers[-1] = _with_overrides(providers[-1], a)
+    elif a.model or a.base_url or a.api_key_env:
+        raise SettingsError("--model, --base-url and --api-key-env need --provider")
+    check_unique_ids(tuple(providers), {model.info.id for model in DEMO_MODELS})
+    return tuple(providers), cap
+
+
+def _with_overrides(provider: ProviderSettings, a: argparse.Namespace) -> ProviderSettings:
+    fields = {
+        "connect_timeout_s": a.connect_timeout_s,
+        "first_byte_timeout_s": a.first_byte_timeout_s,
+        "idle_timeout_s": a.provider_idle_timeout_s,
+    }
+    changes: dict[str, object] = {k: v for k, v in fields.items() if v is not None}
+    if a.context_window is not None:
+        changes["models"] = [
+            {**model.model_dump(), "context_window": a.context_window} for model in provider.models
+        ]
+    try:
+        return ProviderSettings.model_validate({**provider.model_dump(), **changes})
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from exc
+
+
 def parse_args(argv: list[str]) -> Config:
-    """The configuration from command-line arguments."""
-    a = _parser().parse_args(argv)
+    """The configuration from command-line arguments (exits with a message when unusable)."""
+    parser = _parser()
+    a = parser.parse_args(argv)
+    try:
+        providers, file_cap = _providers(a)
+    except SettingsError as exc:
+        parser.error(str(exc))
     return Config(
         host=a.host,
         port=a.port,
@@ -49,6 +113,8 @@ def parse_args(argv: list[str]) -> Config:
         demo_token_ms=a.demo_token_ms,
         static_root=a.static_root.resolve(),
         access_log=a.access_log,
+        providers=providers,
+        max_model_calls=a.max_model_calls or file_cap or DEFAULT_MAX_MODEL_CALLS,
     )
 
 
@@ -78,6 +144,8 @@ async def serve(config: Config) -> None:
         f"{'  (test hooks on)' if config.test_hooks else ''}",
         flush=True,
     )
+    for line in _model_lines(config):
+        print(line, flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -88,6 +156,18 @@ async def serve(config: Config) -> None:
     finally:
         print("Stopping…", flush=True)
         await runner.cleanup()
+
+
+def _model_lines(config: Config) -> list[str]:
+    """One line per configured model: where it is served from, and whether it can be used."""
+    lines = []
+    for provider in config.providers:
+        problem = provider.missing_key()
+        where = provider.base_url or "the provider's public endpoint"
+        for model in provider.models:
+            state = f"unavailable: {problem}" if problem else "ready"
+            lines.append(f"  model {model.id} ({provider.kind} at {where}): {state}")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> None:

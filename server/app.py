@@ -11,6 +11,7 @@ from aiohttp import web
 
 from server import runlog
 from server.auth import auth_middleware, get_session
+from server.catalog import Catalog
 from server.config import Config
 from server.db import Database
 from server.errors import error_middleware
@@ -65,6 +66,7 @@ def _lifecycle(svc: Services) -> Callable[[web.Application], AsyncIterator[None]
         with contextlib.suppress(asyncio.CancelledError):
             await sweeper
         await svc.runs.shutdown()
+        await svc.catalog.aclose()
         svc.db.close()
 
     return lifecycle
@@ -82,7 +84,7 @@ def create_app(config: Config) -> web.Application:
         add_test_routes(app)
     add_static_routes(app, config.static_root)
     db = Database(config.db_path)
-    svc = Services(config, db, RunRegistry(db, config), ScenarioQueue())
+    svc = Services(config, db, RunRegistry(db, config), ScenarioQueue(), Catalog(config.providers))
     app[SERVICES] = svc
     app.cleanup_ctx.append(_lifecycle(svc))
     return app

@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from server.providers.settings import ProviderSettings
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_MAX_MODEL_CALLS = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,3 +51,5 @@ class Config:
     sweep_interval_s: float = 30.0
     context_window_tokens: int = 900
     limits: Limits = field(default_factory=Limits)
+    providers: tuple[ProviderSettings, ...] = ()
+    max_model_calls: int = DEFAULT_MAX_MODEL_CALLS

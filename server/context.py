@@ -57,6 +57,25 @@ def chat_usage(db: Database, chat_id: str, max_tokens: int) -> ContextUsage:
     return ContextUsage(used, max_tokens)
 
 
+def save_model_usage(db: Database, chat_id: str, used_tokens: int, max_tokens: int) -> None:
+    """Remember the usage a real model reported for a chat's last turn."""
+    db.execute(
+        "INSERT INTO chat_model_usage (chat_id, used_tokens, max_tokens, updated_at)"
+        " VALUES (?, ?, ?, ?) ON CONFLICT(chat_id) DO UPDATE SET"
+        " used_tokens = excluded.used_tokens, max_tokens = excluded.max_tokens,"
+        " updated_at = excluded.updated_at",
+        (chat_id, used_tokens, max_tokens, now()),
+    )
+
+
+def model_usage(db: Database, chat_id: str) -> ContextUsage | None:
+    """The usage a real model last reported for the chat, if any."""
+    row = db.one(
+        "SELECT used_tokens, max_tokens FROM chat_model_usage WHERE chat_id = ?", (chat_id,)
+    )
+    return ContextUsage(int(row["used_tokens"]), int(row["max_tokens"])) if row else None
+
+
 def compact(db: Database, chat_id: str, max_tokens: int) -> tuple[ContextUsage, ContextUsage]:
     """Replace the chat's context by a summary; returns the usage before and after."""
     before = chat_usage(db, chat_id, max_tokens)

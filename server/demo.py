@@ -10,13 +10,12 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from app.protocol import (
     ContextInfoEvent,
     ContinuationTransitionEvent,
     DoneEvent,
-    EventBase,
     FallbackNoticeEvent,
     ImageGenerationCompletedEvent,
     ImageGenerationFailedEvent,
@@ -34,9 +33,9 @@ from app.protocol import (
 )
 from server import demo_text
 from server.context import ContextUsage
+from server.drafts import draft
 from server.png import paint_landscape, png_data_url
 
-E = TypeVar("E", bound=EventBase)
 TOOL_LOOP_CAP = 3
 LENGTH_LIMIT_TOKENS = 40
 _IMAGE_WORDS = ("image", "draw", "picture", "paint", "sketch", "imagem", "desenhe", "foto")
@@ -60,15 +59,10 @@ class DemoTurn:
     usage: Callable[[str], ContextUsage] = lambda _answer: ContextUsage(0, 1)
 
 
-def draft(cls: type[E], **fields: Any) -> E:
-    """An event with placeholder run fields (the registry stamps them)."""
-    return cls(run_id="-", seq=1, done=cls is DoneEvent, **fields)
-
-
 async def play(turn: DemoTurn) -> AsyncIterator[StreamEvent]:
     """Every event of one demo turn, paced like a model typing."""
     yield draft(UserMessageIdEvent, message_id=turn.user_message_id)
-    for event in _fallback(turn):
+    for event in model_switch_events(turn.previous_model_label, turn.model_label):
         yield event
     phases = (_think(turn) if turn.thinking else None, _use_tools(turn) if turn.tools else None)
     for phase in phases:
@@ -78,9 +72,7 @@ async def play(turn: DemoTurn) -> AsyncIterator[StreamEvent]:
     async for event in _type(turn, TextEvent, answer):
         yield event
     if turn.previous_model_label:
-        yield draft(
-            ContinuationTransitionEvent, mode="replay", recovered=True, reason="model_changed"
-        )
+        yield replay_recovered()
     yield _context_info(turn.usage(answer))
     yield draft(DoneEvent, message_id=turn.message_id, stop_reason=stop_reason)
 
@@ -98,18 +90,23 @@ async def _type(
         yield draft(cls, text=token)
 
 
-def _fallback(turn: DemoTurn) -> list[StreamEvent]:
+def model_switch_events(previous_label: str | None, label: str) -> list[StreamEvent]:
     """A model switch mid-chat: a toast, then a replay that is not recovered yet."""
-    if not turn.previous_model_label:
+    if not previous_label:
         return []
     message = (
-        f"Model changed from {turn.previous_model_label} to {turn.model_label}: "
+        f"Model changed from {previous_label} to {label}: "
         "the conversation is replayed to the new model."
     )
     return [
         draft(FallbackNoticeEvent, reason="model_changed", message=message),
         draft(ContinuationTransitionEvent, mode="replay", recovered=False, reason="model_changed"),
     ]
+
+
+def replay_recovered() -> StreamEvent:
+    """The replay to a new model succeeded."""
+    return draft(ContinuationTransitionEvent, mode="replay", recovered=True, reason="model_changed")
 
 
 def _answer(turn: DemoTurn) -> tuple[str, str]:

@@ -23,7 +23,7 @@ class RunMeta:
     message_id: str
     user_message_id: str
     attempt: int
-    kind: str  # "demo" or "scenario"
+    kind: str  # "demo", "model" (a real provider) or "scenario"
 
 
 @dataclass(slots=True)

@@ -9,11 +9,12 @@ from aiohttp import web
 
 from app.api import ChatDetail, ChatSummary, MessageOut
 from server.auth import current_user
-from server.context import chat_usage, compact
+from server.catalog import ProviderModel
+from server.context import ContextUsage, chat_usage, compact, model_usage
 from server.db import Database, Row, iso, new_id, now
 from server.errors import ApiError
 from server.jsonio import answer, answer_payload, read_json_body
-from server.services import services
+from server.services import Services, services
 from server.turns import DEFAULT_TITLE, chat_of
 
 
@@ -86,7 +87,7 @@ async def get_chat(request: web.Request) -> web.Response:
     detail = ChatDetail.model_validate({**_summary(row).model_dump(), "messages": []})
     data: dict[str, Any] = detail.model_dump(mode="json", by_alias=True)
     data["messages"] = chat_messages(svc.db, row["id"])
-    usage = chat_usage(svc.db, row["id"], svc.config.context_window_tokens)
+    usage = _shown_usage(svc, row)
     data["contextInfo"] = {
         "usedTokens": usage.used_tokens,
         "maxTokens": usage.max_tokens,
@@ -95,6 +96,14 @@ async def get_chat(request: web.Request) -> web.Response:
         "compactionRecommended": usage.compaction_recommended,
     }
     return answer(data)
+
+
+def _shown_usage(svc: Services, chat: Row) -> ContextUsage:
+    """A real model's last reported usage; the demo's estimate otherwise."""
+    model = svc.catalog.find(chat["last_model_id"] or "")
+    if isinstance(model, ProviderModel):
+        return model_usage(svc.db, chat["id"]) or ContextUsage(0, model.context_window)
+    return chat_usage(svc.db, chat["id"], svc.config.context_window_tokens)
 
 
 async def delete_chat(request: web.Request) -> web.Response:

@@ -8,7 +8,6 @@ from aiohttp import BodyPartReader, web
 
 from app.api import AttachmentInfo
 from server.auth import current_user
-from server.catalog import MODELS
 from server.db import new_id, now
 from server.errors import ApiError
 from server.jsonio import answer_payload
@@ -17,7 +16,7 @@ from server.services import services
 
 async def list_models(request: web.Request) -> web.Response:
     """``GET /api/models``."""
-    return answer_payload([model.info for model in MODELS])
+    return answer_payload(services(request).catalog.infos())
 
 
 async def _file_part(request: web.Request) -> BodyPartReader:

@@ -1,24 +1,37 @@
-"""``POST /api/respond/stream``: checks, then a run streamed as SSE (demo or test scenario)."""
+"""``POST /api/respond/stream``: checks, then a run streamed as SSE (model, demo or scenario).
+
+A real model's run first waits for its provider to accept the request: a provider that cannot
+be reached or refuses it (401/403/429/5xx) is answered ``503 model_unavailable`` (other
+refusals ``502 provider_error``) before any stream starts, and the turn leaves nothing behind.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import AsyncIterator
+from typing import Any
 
 from aiohttp import web
 from pydantic import ValidationError
 
 from app.api import RespondStreamBody, RunStatus
-from server import demo
+from app.protocol import ContextInfoEvent, DoneEvent, ErrorEvent, StreamEvent
+from server import demo, model_turn
 from server.auth import current_user
-from server.context import ContextUsage, chat_usage, estimate_tokens
+from server.catalog import ProviderModel
+from server.context import ContextUsage, chat_usage, estimate_tokens, save_model_usage
+from server.conversation import chat_history, user_message
 from server.db import new_id
 from server.errors import ApiError
 from server.jsonio import read_json_body
 from server.live_run import LiveRun
+from server.providers.base import ModelCall, ProviderFailure
 from server.scenario_player import stream_scenario
 from server.services import Services, services
 from server.stream import follow_run, open_sse
-from server.turns import Turn, check_turn, create_rows
+from server.tools import TOOLS
+from server.turns import Turn, check_turn, create_rows, discard_rows, touch_chat
 
 log = logging.getLogger("riacho.respond")
 
@@ -32,20 +45,84 @@ async def respond_stream(request: web.Request) -> web.StreamResponse:
         detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise ApiError(400, "invalid_body", detail) from exc
     run_id = body.run_id or request.headers.get("X-Run-Id") or new_id("run")
-    turn = check_turn(svc.db, user_id, body, run_id)
+    turn = check_turn(svc.db, svc.catalog, user_id, body, run_id)
     steps = svc.scenarios.take(body.chat_id) if svc.config.test_hooks else None
     if steps is not None:
         return await stream_scenario(request, svc, turn, steps)
-    create_rows(svc.db, turn)
-    run = svc.runs.register(turn.meta)
-    svc.runs.start(run, _generate(svc, run, _demo_turn(svc, turn, body)))
+    if isinstance(turn.model, ProviderModel):
+        run = await _start_model_run(svc, turn, turn.model, body)
+    else:
+        create_rows(svc.db, turn)
+        run = svc.runs.register(turn.meta)
+        svc.runs.start(run, _generate(svc, run, demo.play(_demo_turn(svc, turn, body))))
     response = await open_sse(request)
     await follow_run(svc.runs, run, response, after=0)
     return response
 
 
+async def _start_model_run(
+    svc: Services, turn: Turn, model: ProviderModel, body: RespondStreamBody
+) -> LiveRun:
+    """Start the run, then wait until the provider accepted the first request (or refused it)."""
+    create_rows(svc.db, turn, touch_chat=False)
+    run = svc.runs.register(turn.meta)
+    opened: model_turn.Opened = asyncio.get_running_loop().create_future()
+    events = model_turn.play(_model_turn(svc, turn, model, body), opened)
+    svc.runs.start(run, _generate(svc, run, events))
+    failure = await _accepted(run, opened)
+    if failure is None:
+        touch_chat(svc.db, turn)
+        return run
+    await run.stopped.wait()
+    discard_rows(svc.db, turn, keep_user_message=body.retry_of_run_id is not None)
+    raise _pre_stream_error(failure)
+
+
+async def _accepted(run: LiveRun, opened: model_turn.Opened) -> ProviderFailure | None:
+    """The provider's answer to the first request (``None`` also when the run was stopped)."""
+    stopped = asyncio.ensure_future(run.stopped.wait())
+    try:
+        waited: set[asyncio.Future[Any]] = {opened, stopped}
+        await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+    return opened.result() if opened.done() else None
+
+
+def _pre_stream_error(failure: ProviderFailure) -> ApiError:
+    if failure.code in ("provider_unavailable", "provider_timeout"):
+        headers = {"Retry-After": f"{failure.retry_after:g}"} if failure.retry_after else None
+        return ApiError(503, "model_unavailable", failure.message, headers)
+    return ApiError(502, failure.code, failure.message)
+
+
+def _model_turn(
+    svc: Services, turn: Turn, model: ProviderModel, body: RespondStreamBody
+) -> model_turn.ModelTurn:
+    tools = TOOLS if body.tool_intent and model.info.supports_tools else ()
+    history = chat_history(svc.db, turn.meta.chat_id, turn.meta.user_message_id, bool(tools))
+    call = ModelCall(
+        model=model.settings.id,
+        messages=(*history, user_message(svc.db, turn.prompt, turn.attachments)),
+        system=model.settings.system,
+        tools=tools,
+        thinking=body.thinking_enabled and model.info.supports_thinking,
+        effort=body.reasoning_effort,
+        max_output_tokens=model.settings.max_output_tokens,
+    )
+    return model_turn.ModelTurn(
+        model=model,
+        call=call,
+        user_message_id=turn.meta.user_message_id,
+        message_id=turn.meta.message_id,
+        max_model_calls=svc.config.max_model_calls,
+        previous_model_label=turn.previous_model_label,
+    )
+
+
 def _demo_turn(svc: Services, turn: Turn, body: RespondStreamBody) -> demo.DemoTurn:
     info, window = turn.model.info, svc.config.context_window_tokens
+    assert not isinstance(turn.model, ProviderModel)
 
     def usage(answer: str) -> ContextUsage:
         before = chat_usage(svc.db, turn.meta.chat_id, window).used_tokens
@@ -67,10 +144,17 @@ def _demo_turn(svc: Services, turn: Turn, body: RespondStreamBody) -> demo.DemoT
     )
 
 
-async def _generate(svc: Services, run: LiveRun, turn: demo.DemoTurn) -> RunStatus | None:
+async def _generate(
+    svc: Services, run: LiveRun, events: AsyncIterator[StreamEvent]
+) -> RunStatus | None:
+    """Emit every event of a generator; the run's status is its terminal event's."""
     status: RunStatus | None = None
-    async for event in demo.play(turn):
+    async for event in events:
         svc.runs.emit(run, event)
-        if event.type == "done":
+        if isinstance(event, ContextInfoEvent) and run.meta.kind == "model":
+            save_model_usage(svc.db, run.meta.chat_id, event.used_tokens, event.max_tokens)
+        if isinstance(event, DoneEvent):
             status = "cancelled" if event.stop_reason == "cancelled" else "completed"
+        elif isinstance(event, ErrorEvent):
+            status = "failed"
     return status

@@ -155,7 +155,7 @@ class RunRegistry:
             status = await body
         except Exception as exc:  # NOTE: a broken generator fails its run, not the server.
             log.warning("run failed run=%s", run.run_id, exc_info=True)
-            if run.meta.kind == "demo":
+            if run.meta.kind != "scenario":
                 self.emit(run, _error_event(str(exc) or type(exc).__name__))
             self.finish(run, "failed", str(exc))
             return
@@ -164,7 +164,7 @@ class RunRegistry:
     def _on_task_done(self, run: LiveRun, body: Coroutine[Any, Any, object]) -> None:
         body.close()  # NOTE: a task cancelled before its first step never awaited its body.
         if run.status == "running":  # cancelled (possibly before its first step)
-            if run.meta.kind == "demo":
+            if run.meta.kind != "scenario":
                 self.emit(run, _done_event(run.meta.message_id, "cancelled"))
             self.finish(run, "cancelled", "cancelled")
         run.trace.generation_stopped_at = now()

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
+from server.catalog import Catalog
 from server.config import Config
 from server.db import Database
 from server.runs import RunRegistry
@@ -14,12 +15,13 @@ from server.scenarios_queue import ScenarioQueue
 
 @dataclass(slots=True)
 class Services:
-    """Configuration, database, run registry and the test scenario queue."""
+    """Configuration, database, run registry, the models offered and the test scenario queue."""
 
     config: Config
     db: Database
     runs: RunRegistry
     scenarios: ScenarioQueue
+    catalog: Catalog
 
 
 SERVICES = web.AppKey("services", Services)

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from app.api import RespondStreamBody
-from server import catalog
+from server.catalog import RETRY_AFTER_S, Catalog, DemoModel, Model, ProviderModel
 from server.db import Database, Row, SqlValue, new_id, now
 from server.demo_text import title_for
 from server.errors import ApiError
@@ -24,7 +24,7 @@ class Turn:
     meta: RunMeta
     prompt: str
     attachments: list[dict[str, object]]
-    model: catalog.DemoModel
+    model: Model
     previous_model_label: str | None
     is_first_turn: bool
 
@@ -37,7 +37,9 @@ def chat_of(db: Database, user_id: str, chat_id: str) -> Row:
     return row
 
 
-def check_turn(db: Database, user_id: str, body: RespondStreamBody, run_id: str) -> Turn:
+def check_turn(
+    db: Database, models: Catalog, user_id: str, body: RespondStreamBody, run_id: str
+) -> Turn:
     """Every check of SPEC §4, in order; raises ``ApiError`` with the first failure."""
     chat = chat_of(db, user_id, body.chat_id)
     _check_run_id(db, run_id)
@@ -50,8 +52,8 @@ def check_turn(db: Database, user_id: str, body: RespondStreamBody, run_id: str)
         if not prompt.strip() and not body.attachment_ids:
             raise ApiError(400, "empty_prompt", "the prompt is empty and there is no attachment")
         attachments = _attachments(db, user_id, body.attachment_ids)
-    model = _model(body.model_id or chat["last_model_id"] or catalog.DEFAULT_MODEL_ID)
-    previous = _previous_model(db, chat, model)
+    model = _model(models, body.model_id or chat["last_model_id"] or models.default_id)
+    previous = _previous_model(models, chat, model)
     user_message_id = user_message["id"] if user_message else new_id("msg")
     meta = RunMeta(
         run_id,
@@ -60,7 +62,7 @@ def check_turn(db: Database, user_id: str, body: RespondStreamBody, run_id: str)
         new_id("msg"),
         user_message_id,
         _next_attempt(db, user_message_id),
-        "demo",
+        "model" if isinstance(model, ProviderModel) else "demo",
     )
     first = db.one("SELECT 1 FROM messages WHERE chat_id = ?", (chat["id"],)) is None
     return Turn(meta, prompt, attachments, model, previous, first)
@@ -110,25 +112,28 @@ def _attachments(db: Database, user_id: str, ids: list[str]) -> list[dict[str, o
     return found
 
 
-def _model(model_id: str) -> catalog.DemoModel:
-    model = catalog.find_model(model_id)
+def _model(models: Catalog, model_id: str) -> Model:
+    model = models.find(model_id)
     if model is None:
         raise ApiError(400, "model_not_found", f"model {model_id!r} does not exist")
-    if not model.info.available:
+    if isinstance(model, DemoModel) and not model.info.available:
         raise ApiError(
             503,
             "model_unavailable",
             f"model {model_id!r} is unavailable right now",
-            {"Retry-After": str(catalog.RETRY_AFTER_S)},
+            {"Retry-After": str(RETRY_AFTER_S)},
         )
+    reason = model.unavailable_reason() if isinstance(model, ProviderModel) else None
+    if reason is not None:
+        raise ApiError(503, "model_unavailable", f"model {model_id!r} is unavailable: {reason}")
     return model
 
 
-def _previous_model(db: Database, chat: Row, model: catalog.DemoModel) -> str | None:
+def _previous_model(models: Catalog, chat: Row, model: Model) -> str | None:
     last = chat["last_model_id"]
     if last is None or last == model.info.id:
         return None
-    previous = catalog.find_model(last)
+    previous = models.find(last)
     return previous.info.label if previous else last
 
 
@@ -137,15 +142,36 @@ def _next_attempt(db: Database, user_message_id: str) -> int:
     return int(row["a"] or 0) + 1 if row else 1
 
 
-def create_rows(db: Database, turn: Turn) -> None:
-    """Persist the user message (unless a retry), the assistant message and the run."""
+def create_rows(db: Database, turn: Turn, *, touch_chat: bool = True) -> None:
+    """Persist the user message (unless a retry), the assistant message and the run.
+
+    ``touch_chat`` also records the turn on the chat (model, title, order); a model turn does
+    that only once its provider accepted the request (:func:`touch_chat`).
+    """
     meta, stamp = turn.meta, now()
     with db.transaction():
         if db.one("SELECT 1 FROM messages WHERE id = ?", (meta.user_message_id,)) is None:
             db.insert("messages", _user_row(turn, stamp))
         db.insert("messages", _assistant_row(turn, stamp))
         db.insert("runs", _run_row(meta, stamp))
-        _touch_chat(db, turn, stamp)
+        if touch_chat:
+            _touch_chat(db, turn, stamp)
+
+
+def touch_chat(db: Database, turn: Turn) -> None:
+    """Record the turn on its chat: last model, title after the first prompt, ``updated_at``."""
+    _touch_chat(db, turn, now())
+
+
+def discard_rows(db: Database, turn: Turn, *, keep_user_message: bool) -> None:
+    """Undo :func:`create_rows` (without ``touch_chat``) for a turn the provider refused."""
+    meta = turn.meta
+    with db.transaction():
+        db.execute("DELETE FROM run_events WHERE run_id = ?", (meta.run_id,))
+        db.execute("DELETE FROM runs WHERE id = ?", (meta.run_id,))
+        db.execute("DELETE FROM messages WHERE id = ?", (meta.message_id,))
+        if not keep_user_message:
+            db.execute("DELETE FROM messages WHERE id = ?", (meta.user_message_id,))
 
 
 def _user_row(turn: Turn, stamp: float) -> dict[str, SqlValue]:

@@ -16,7 +16,9 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from server.app import create_app
 from server.config import Config
+from server.providers.settings import ProviderSettings
 from server.services import SERVICES, Services
+from tests.provider_fake import FakeProvider, Kind
 from tests.server.helpers import Api, JsonObject
 
 MakeApi = Callable[..., Awaitable[Api]]
@@ -121,3 +123,62 @@ def no_server_errors(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
     yield
     errors = [r for r in caplog.get_records("call") if r.levelno >= logging.ERROR]
     assert not errors, [f"{r.name}: {r.getMessage()}" for r in errors]
+
+
+# --- real-model providers, answered by the fake provider on loopback --------------------------
+
+TEST_KEY_ENV = "RIACHO_TEST_PROVIDER_KEY"
+TEST_KEY = "sk-test-provider-key-0123456789"
+MODEL_ID = "fake-model:1b"
+
+
+@dataclasses.dataclass
+class FakeEndpoint:
+    """The fake provider and the base URL each SDK is given for it."""
+
+    provider: FakeProvider
+    url: str
+
+    def base_url(self, kind: Kind) -> str:
+        return f"{self.url}/v1" if kind.startswith("openai") else self.url
+
+
+@pytest.fixture
+async def fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeEndpoint]:
+    """A fake provider on loopback, and the API key the server reads from the environment."""
+    monkeypatch.setenv(TEST_KEY_ENV, TEST_KEY)
+    provider = FakeProvider()
+    test_server = TestServer(provider.app())
+    await test_server.start_server()
+    yield FakeEndpoint(provider, str(test_server.make_url("")).rstrip("/"))
+    await test_server.close()
+
+
+def provider_settings(kind: Kind, base_url: str, **changes: Any) -> ProviderSettings:
+    """One provider with one model, short timeouts, the test key."""
+    model = {"id": MODEL_ID, "supports_thinking": True, "context_window": 1000}
+    model.update(changes.pop("model", {}))
+    settings: dict[str, Any] = {
+        "kind": kind,
+        "base_url": base_url,
+        "api_key_env": TEST_KEY_ENV,
+        "first_byte_timeout_s": 5.0,
+        "idle_timeout_s": 5.0,
+        "models": [model],
+    }
+    return ProviderSettings.model_validate({**settings, **changes})
+
+
+ModelApi = Callable[..., Awaitable[Api]]
+
+
+@pytest.fixture
+def model_api(start_server: StartServer, make_api: MakeApi, fake: FakeEndpoint) -> ModelApi:
+    """``await model_api("anthropic")``: alice on a server whose models come from the fake."""
+
+    async def make(kind: Kind, server_changes: dict[str, Any] | None = None, **changes: Any) -> Api:
+        provider = provider_settings(kind, fake.base_url(kind), **changes)
+        server = await start_server(providers=(provider,), **(server_changes or {}))
+        return await make_api("alice", on=server)
+
+    return make

@@ -1,0 +1,168 @@
+"""What a real model is sent: the chat's earlier turns and the new user message.
+
+Each user message is followed by the answer the user sees for it — its latest attempt — read
+back from the message's persisted parts: text, and tool calls with their results (a call with
+no result, from an interrupted run, is left out: no provider accepts a call without one).
+Thinking, images and timeline markers are not sent back. Attached text files are inlined in the
+user message, images are sent as images, other files are named but not sent.
+
+When the turn offers no tools, earlier tool calls are written into the assistant's text instead
+of being sent as structured calls (several providers refuse tool calls in a request that
+defines no tools).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from server.db import Database, Row, now
+from server.providers.base import (
+    AssistantMessage,
+    ImageInput,
+    Message,
+    ToolCall,
+    ToolOutput,
+    UserMessage,
+)
+
+MAX_INLINE_CHARS = 100_000
+TEXT_TYPES = frozenset({"text/plain", "text/markdown", "text/csv", "application/json"})
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+JsonObject = dict[str, Any]
+
+
+def chat_history(
+    db: Database, chat_id: str, before_user_message: str | None, structured_tools: bool
+) -> list[Message]:
+    """The chat's turns before ``before_user_message`` (every turn when ``None``)."""
+    rows = db.all("SELECT * FROM messages WHERE chat_id = ? ORDER BY rowid", (chat_id,))
+    answers = _shown_answers(rows)
+    messages: list[Message] = []
+    for row in rows:
+        if row["id"] == before_user_message:
+            break
+        if row["role"] == "user":
+            messages.append(user_message(db, row["content"], json.loads(row["attachments"])))
+            answer = answers.get(row["id"])
+            if answer is not None:
+                messages += assistant_messages(json.loads(answer["parts"]), structured_tools)
+    return merge_user_runs(messages)
+
+
+def _shown_answers(rows: Sequence[Row]) -> dict[str, Row]:
+    """The latest attempt answering each user message."""
+    latest: dict[str, Row] = {}
+    for row in rows:
+        if row["role"] == "assistant" and row["reply_to"] is not None:
+            current = latest.get(row["reply_to"])
+            if current is None or (row["attempt"] or 0) >= (current["attempt"] or 0):
+                latest[row["reply_to"]] = row
+    return latest
+
+
+def user_message(db: Database, prompt: str, attachments: Iterable[JsonObject]) -> UserMessage:
+    """The prompt with its attachments: text inlined, images attached, the rest named."""
+    notes: list[str] = []
+    images: list[ImageInput] = []
+    for attachment in attachments:
+        name, mime = str(attachment.get("name", "file")), str(attachment.get("mimeType", ""))
+        data = _attachment_data(db, str(attachment.get("attachmentId", "")))
+        if data is None:
+            notes.append(_tag(name, mime, "the file is no longer available"))
+        elif mime in TEXT_TYPES:
+            notes.append(_inline_text(name, mime, data))
+        elif mime in IMAGE_TYPES:
+            images.append(ImageInput(mime, base64.b64encode(data).decode("ascii")))
+        else:
+            notes.append(_tag(name, mime, "this file type is not sent to the model"))
+    text = "\n\n".join([prompt, *notes]) if notes else prompt
+    return UserMessage(text, tuple(images))
+
+
+def _attachment_data(db: Database, attachment_id: str) -> bytes | None:
+    row = db.one(
+        "SELECT data FROM attachments WHERE id = ? AND expires_at > ?", (attachment_id, now())
+    )
+    return bytes(row["data"]) if row is not None else None
+
+
+def _tag(name: str, mime: str, omitted: str) -> str:
+    return f'<attachment name="{name}" type="{mime}" omitted="{omitted}"/>'
+
+
+def _inline_text(name: str, mime: str, data: bytes) -> str:
+    text = data.decode("utf-8", errors="replace")
+    if len(text) > MAX_INLINE_CHARS:
+        cut = len(text) - MAX_INLINE_CHARS
+        text = text[:MAX_INLINE_CHARS] + f"\n[… {cut} more characters not sent]"
+    return f'<attachment name="{name}" type="{mime}">\n{text}\n</attachment>'
+
+
+def assistant_messages(parts: Sequence[JsonObject], structured_tools: bool) -> list[Message]:
+    """An answer's parts as assistant steps, each followed by its tool results (or, without
+    structured tools, as one message with the calls written into its text)."""
+    steps = list(_steps(parts))
+    if not structured_tools:
+        text = "".join(t + "".join(_call_as_text(call) for call in calls) for t, calls in steps)
+        return [AssistantMessage(text)] if text else []
+    messages: list[Message] = []
+    for text, calls in steps:
+        tool_calls = tuple(_tool_call(call) for call in calls)
+        messages.append(AssistantMessage(text, tool_calls))
+        messages += [_tool_output(call, tc) for call, tc in zip(calls, tool_calls, strict=True)]
+    return messages
+
+
+def _steps(parts: Sequence[JsonObject]) -> Iterator[tuple[str, list[JsonObject]]]:
+    """(text, finished tool calls) per model call: text after a tool call starts a new one."""
+    text: list[str] = []
+    calls: list[JsonObject] = []
+    for part in parts:
+        if part.get("type") == "text":
+            if calls:
+                yield "".join(text), calls
+                text, calls = [], []
+            text.append(str(part.get("text", "")))
+        elif part.get("type") == "tool_call" and part.get("status") in ("done", "error"):
+            calls.append(part)
+    if text or calls:
+        yield "".join(text), calls
+
+
+def _tool_call(part: JsonObject) -> ToolCall:
+    arguments = part.get("arguments")
+    arguments = arguments if isinstance(arguments, dict) else {}
+    return ToolCall(
+        id=str(part.get("toolCallId", "")),
+        name=str(part.get("toolName", "")),
+        arguments=arguments,
+        arguments_text=json.dumps(arguments, ensure_ascii=False),
+    )
+
+
+def _tool_output(part: JsonObject, call: ToolCall) -> ToolOutput:
+    result = json.dumps(part.get("result"), ensure_ascii=False)
+    return ToolOutput(call, result, is_error=bool(part.get("isError")))
+
+
+def _call_as_text(part: JsonObject) -> str:
+    arguments = json.dumps(part.get("arguments") or {}, ensure_ascii=False)
+    result = json.dumps(part.get("result"), ensure_ascii=False)
+    return f"\n[tool {part.get('toolName')}({arguments}) returned {result}]\n"
+
+
+def merge_user_runs(messages: list[Message]) -> list[Message]:
+    """Consecutive user messages (an answer that had nothing to send) become one."""
+    merged: list[Message] = []
+    for message in messages:
+        previous = merged[-1] if merged else None
+        if isinstance(message, UserMessage) and isinstance(previous, UserMessage):
+            merged[-1] = UserMessage(
+                f"{previous.text}\n\n{message.text}", previous.images + message.images
+            )
+        else:
+            merged.append(message)
+    return merged

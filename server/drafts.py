@@ -1,0 +1,18 @@
+"""Draft events: contract events with placeholder run fields that the run registry stamps.
+
+A generator (the demo, a model turn, a provider adapter) yields drafts; ``RunRegistry.emit``
+gives each the run's id, the next seq, and ``done`` for terminal types.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from app.protocol import DoneEvent, ErrorEvent, EventBase
+
+E = TypeVar("E", bound=EventBase)
+
+
+def draft(cls: type[E], **fields: Any) -> E:
+    """An event with placeholder run fields (the registry stamps them)."""
+    return cls(run_id="-", seq=1, done=cls in (DoneEvent, ErrorEvent), **fields)

@@ -1,0 +1,67 @@
+"""What the two OpenAI adapters share: the SDK client and how its exceptions read.
+
+APIStatusError            HTTP error status (before the stream: unavailable or error)
+APITimeoutError           no response / a stall longer than the read timeout
+APIConnectionError        cannot connect, or the connection broke mid-stream
+APIError (other)          an ``{"error": …}`` object in the stream (the SDK raises it)
+json.JSONDecodeError      a malformed data line (the SDK lets it through unwrapped)
+"""
+
+from __future__ import annotations
+
+import json
+
+import httpx2
+import openai
+
+from server.providers.base import FailureCode, ProviderFailure
+from server.providers.common import http_failure, scrub
+from server.providers.settings import ProviderSettings
+
+
+def make_client(settings: ProviderSettings) -> openai.AsyncOpenAI:
+    """An SDK client with no retries (Riacho reports failures instead of hiding them)."""
+    return openai.AsyncOpenAI(
+        base_url=settings.base_url,
+        api_key=settings.api_key() or "no-key",
+        max_retries=0,
+        timeout=httpx2.Timeout(settings.idle_timeout_s, connect=settings.connect_timeout_s),
+    )
+
+
+def classify(
+    name: str, error: BaseException, *, started: bool, key: str | None
+) -> ProviderFailure | None:
+    """The failure an openai SDK exception means (``None``: not a provider failure)."""
+    failure = _classify(name, error, started)
+    if failure is not None:
+        failure.message = scrub(failure.message, key)
+    return failure
+
+
+def _classify(name: str, error: BaseException, started: bool) -> ProviderFailure | None:
+    if isinstance(error, openai.APIStatusError):
+        headers = error.response.headers if error.response is not None else None
+        return http_failure(
+            name, error.status_code, _message(error), started=started, headers=headers
+        )
+    if isinstance(error, openai.APITimeoutError | httpx2.TimeoutException):
+        code: FailureCode = "provider_timeout" if started else "provider_unavailable"
+        return ProviderFailure(code, f"{name} timed out")
+    if isinstance(error, openai.APIConnectionError | httpx2.TransportError):
+        if not started:
+            return ProviderFailure("provider_unavailable", f"{name} cannot be reached: {error}")
+        return ProviderFailure("provider_disconnected", f"the connection to {name} broke: {error}")
+    if isinstance(error, openai.APIError):
+        return ProviderFailure("provider_error", f"{name} reported an error: {_message(error)}")
+    if isinstance(error, json.JSONDecodeError):
+        return ProviderFailure("provider_error", f"{name} sent malformed data: {error}")
+    return None
+
+
+def _message(error: openai.APIError) -> str:
+    body = error.body
+    if isinstance(body, dict) and isinstance(body.get("message"), str):
+        code = body.get("code") or body.get("type")
+        return f"{body['message']} ({code})" if code else str(body["message"])
+    return error.message

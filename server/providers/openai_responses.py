@@ -1,0 +1,210 @@
+"""OpenAI Responses API streaming (``openai`` SDK) → the Riacho contract (seed 003).
+
+    response.output_item.added  function_call     tool_call_started (id ``<call_id>|<item_id>``)
+    response.reasoning_summary_part.added          thinking_start (one block per summary part)
+    response.reasoning_summary_text.delta          thinking
+    response.output_text.delta / refusal.delta     text (a refusal inside an answer is its text)
+    response.function_call_arguments.delta         tool_call_arguments_delta
+    response.function_call_arguments.done          (the whole text, when no delta came) and
+    / response.output_item.done                    tool_call_completed
+    response.completed                             CallEnd(stop, or tool_use after calls)
+    response.incomplete  max_output_tokens         CallEnd(length)
+                         content_filter            provider_refused
+    response.failed / error                        provider_error
+
+# NOTE: iteration only ends when the HTTP body ends, not at ``response.completed``: the
+# translation returns at the terminal event and the stream is closed by ``ModelStream``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from server.providers.base import (
+    AssistantMessage,
+    CallEnd,
+    Message,
+    ModelCall,
+    Opened,
+    ProviderFailure,
+    StreamItem,
+    ToolCall,
+    ToolOutput,
+    Usage,
+    UserMessage,
+)
+from server.providers.common import PendingCall, text, thinking, thinking_start
+from server.providers.openai_common import classify, make_client
+from server.providers.settings import ProviderSettings
+
+NAME = "OpenAI Responses"
+JsonObject = dict[str, Any]
+
+
+def make_adapter(settings: ProviderSettings) -> ResponsesAdapter:
+    return ResponsesAdapter(settings)
+
+
+class ResponsesAdapter:
+    """One Responses endpoint (``--base-url`` with ``/v1``)."""
+
+    def __init__(self, settings: ProviderSettings) -> None:
+        self.key = settings.api_key()
+        self.client = make_client(settings)
+
+    async def request(self, call: ModelCall) -> Opened:
+        stream = await self.client.responses.create(**request_body(call), stream=True)
+        return Opened(aiter(stream), stream.close)
+
+    def translate(self, events: AsyncIterator[Any]) -> AsyncIterator[StreamItem]:
+        return _Translation().run(events)
+
+    def classify(self, error: BaseException, *, started: bool) -> ProviderFailure | None:
+        return classify(NAME, error, started=started, key=self.key)
+
+    async def aclose(self) -> None:
+        await self.client.close()
+
+
+# --- request ---------------------------------------------------------------------------------
+
+
+def request_body(call: ModelCall) -> JsonObject:
+    """The keyword arguments of ``responses.create`` for one call."""
+    body: JsonObject = {
+        "model": call.model,
+        "input": [item for message in call.messages for item in _items(message)],
+        "max_output_tokens": call.max_output_tokens,
+    }
+    if call.system:
+        body["instructions"] = call.system
+    if call.tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "name": t.name,
+                "description": t.description,
+                "parameters": dict(t.parameters),
+                "strict": False,
+            }
+            for t in call.tools
+        ]
+    if call.thinking:
+        body["reasoning"] = {"effort": call.effort or "medium", "summary": "auto"}
+    return body
+
+
+def _items(message: Message) -> list[JsonObject]:
+    if isinstance(message, UserMessage):
+        content: list[JsonObject] = [{"type": "input_text", "text": message.text}]
+        content += [
+            {
+                "type": "input_image",
+                "image_url": f"data:{i.mime_type};base64,{i.data_b64}",
+                "detail": "auto",
+            }
+            for i in message.images
+        ]
+        return [{"role": "user", "content": content}]
+    if isinstance(message, AssistantMessage):
+        items: list[JsonObject] = (
+            [{"role": "assistant", "content": message.text}] if message.text else []
+        )
+        return items + [_function_call(call) for call in message.tool_calls]
+    return [_function_output(message)]
+
+
+def call_id_of(call: ToolCall) -> str:
+    """The Responses ``call_id`` of a call (ids made here are ``<call_id>|<item_id>``)."""
+    return call.wire_id.split("|", 1)[0]
+
+
+def _function_call(call: ToolCall) -> JsonObject:
+    arguments = call.arguments_text or json.dumps(dict(call.arguments))
+    return {
+        "type": "function_call",
+        "call_id": call_id_of(call),
+        "name": call.name,
+        "arguments": arguments,
+    }
+
+
+def _function_output(output: ToolOutput) -> JsonObject:
+    return {
+        "type": "function_call_output",
+        "call_id": call_id_of(output.call),
+        "output": output.output,
+    }
+
+
+# --- stream ----------------------------------------------------------------------------------
+
+
+class _Translation:
+    """The state of one streamed response: its function calls by item id."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, PendingCall] = {}
+        self.completed = 0
+
+    async def run(self, events: AsyncIterator[Any]) -> AsyncIterator[StreamItem]:
+        async for event in events:
+            kind = event.type
+            if kind in ("response.completed", "response.incomplete"):
+                yield self._end(kind, event.response)
+                return
+            if kind in ("response.failed", "error"):
+                raise _failure(kind, event)
+            for item in self._on(kind, event):
+                yield item
+
+    def _on(self, kind: str, event: Any) -> list[StreamItem]:
+        if kind == "response.output_item.added" and event.item.type == "function_call":
+            call = PendingCall(f"{event.item.call_id}|{event.item.id}", event.item.name)
+            self.calls[event.item.id] = call
+            return [call.started()]
+        if kind == "response.reasoning_summary_part.added":
+            return [thinking_start()]
+        if kind == "response.reasoning_summary_text.delta" and event.delta:
+            return [thinking(event.delta)]
+        if kind in ("response.output_text.delta", "response.refusal.delta") and event.delta:
+            return [text(event.delta)]
+        if kind == "response.function_call_arguments.delta" and event.delta:
+            pending = self.calls.get(event.item_id)
+            return [pending.delta(event.delta)] if pending else []
+        if kind == "response.function_call_arguments.done":
+            return self._complete(event.item_id, event.arguments)
+        if kind == "response.output_item.done" and event.item.type == "function_call":
+            return self._complete(event.item.id, event.item.arguments)
+        return []
+
+    def _complete(self, item_id: str, arguments: str | None) -> list[StreamItem]:
+        call = self.calls.pop(item_id, None)
+        if call is None:
+            return []
+        items: list[StreamItem] = []
+        if not call.fragments and arguments:
+            items.append(call.delta(arguments))  # NOTE: a provider that sends only ``.done``.
+        self.completed += 1
+        return [*items, call.completed()]
+
+    def _end(self, kind: str, response: Any) -> CallEnd:
+        usage = response.usage
+        tokens = Usage(usage.input_tokens, usage.output_tokens) if usage is not None else None
+        if kind == "response.incomplete":
+            reason = getattr(response.incomplete_details, "reason", None)
+            if reason == "content_filter":
+                raise ProviderFailure(
+                    "provider_refused", f"{NAME} stopped the answer (content_filter)"
+                )
+            return CallEnd("length", tokens)
+        return CallEnd("tool_use" if self.completed else "stop", tokens)
+
+
+def _failure(kind: str, event: Any) -> ProviderFailure:
+    error = event.response.error if kind == "response.failed" else event
+    message = getattr(error, "message", None) or "the response failed"
+    code = getattr(error, "code", None)
+    return ProviderFailure("provider_error", f"{NAME}: {message}" + (f" ({code})" if code else ""))

@@ -1,0 +1,383 @@
+"""A real model's turn on the reference server: history, cancel, refusals before the stream,
+timeouts, the tool loop and its cap, and how configured models are offered."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from typing import Any
+
+import pytest
+
+from tests.provider_fake import Kind, Reply, chat_reply
+from tests.server.conftest import MODEL_ID, TEST_KEY, FakeEndpoint, MakeApi, ModelApi, StartServer
+from tests.server.conftest import provider_settings as settings_for
+from tests.server.helpers import JsonObject, assert_valid_run_stream, events_of, read_events
+
+KINDS: list[Kind] = ["openai-chat", "openai-responses", "anthropic", "google"]
+
+
+# --- the conversation each call carries ----------------------------------------------------
+
+
+def _said(kind: Kind, body: JsonObject) -> list[tuple[str, str]]:
+    """(role, text) of each message a request carried, in the provider's own shape."""
+    if kind == "openai-chat":
+        return [(m["role"], m["content"]) for m in body["messages"]]
+    if kind == "openai-responses":
+        return [(i["role"], _text(i["content"])) for i in body["input"]]
+    if kind == "anthropic":
+        return [(m["role"], _text(m["content"])) for m in body["messages"]]
+    return [(c["role"], _text(c["parts"])) for c in body["contents"]]
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(str(block.get("text", "")) for block in content)
+
+
+FIXTURE_TEXT = {
+    "openai-chat": "Hello! How can I help you today?",
+    "openai-responses": "Hello! How can I help you today?",
+    "anthropic": "Hello! How can I help you today?",
+    "google": "The capital of France is Paris. It is known for the Eiffel Tower.",
+}
+MODEL_ROLE = {"google": "model"}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_second_question_carries_the_first_answer(
+    fake: FakeEndpoint, model_api: ModelApi, kind: Kind
+) -> None:
+    api = await model_api(kind)
+    fake.provider.queue(kind, Reply.fixture(kind, "text"), Reply.fixture(kind, "text"))
+    chat = await api.new_chat()
+    await api.run_turn(chat, "What is Riacho?")
+    await api.run_turn(chat, "Tell me more about it")
+    first, second = fake.provider.bodies(kind)
+    assistant = MODEL_ROLE.get(kind, "assistant")
+    assert _said(kind, first) == [("user", "What is Riacho?")]
+    assert _said(kind, second) == [
+        ("user", "What is Riacho?"),
+        (assistant, FIXTURE_TEXT[kind]),
+        ("user", "Tell me more about it"),
+    ]
+
+
+async def test_regenerate_sends_the_history_up_to_its_question_without_the_old_attempt(
+    fake: FakeEndpoint, model_api: ModelApi
+) -> None:
+    api = await model_api("openai-chat")
+    fake.provider.queue("openai-chat", chat_reply("First answer."), chat_reply("Second try."))
+    chat = await api.new_chat()
+    await api.run_turn(chat, "Question one", runId="run_q1")
+    await api.run_turn(chat, "", runId="run_q1_again", retryOfRunId="run_q1")
+    _, retry = fake.provider.bodies("openai-chat")
+    assert _said("openai-chat", retry) == [("user", "Question one")]
+
+
+async def test_earlier_tool_calls_are_sent_as_calls_when_tools_are_offered_and_as_text_otherwise(
+    fake: FakeEndpoint, model_api: ModelApi
+) -> None:
+    api = await model_api("openai-chat")
+    fake.provider.queue(
+        "openai-chat",
+        chat_reply(call=("calculator", {"expression": "6*7"})),
+        chat_reply("It is 42."),
+        chat_reply("Sure."),
+        chat_reply("Again."),
+    )
+    chat = await api.new_chat()
+    await api.run_turn(chat, "What is 6*7?", toolIntent=True)
+    await api.run_turn(chat, "Thanks", toolIntent=True)
+    await api.run_turn(chat, "Once more")
+    _, _, with_tools, without_tools = fake.provider.bodies("openai-chat")
+    roles = [m["role"] for m in with_tools["messages"]]
+    assert roles == ["user", "assistant", "tool", "assistant", "user"]
+    assert with_tools["messages"][1]["tool_calls"][0]["function"]["name"] == "calculator"
+    assert json.loads(with_tools["messages"][2]["content"]) == {"expression": "6*7", "result": 42}
+    assert [m["role"] for m in without_tools["messages"]] == [
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+    ]
+    flattened = without_tools["messages"][1]["content"]
+    assert flattened.startswith("\n[tool calculator(") and '"result": 42' in flattened
+    assert "tools" not in without_tools
+
+
+async def test_text_attachment_is_inlined_in_the_question(
+    fake: FakeEndpoint, model_api: ModelApi
+) -> None:
+    api = await model_api("openai-chat")
+    fake.provider.queue("openai-chat", chat_reply("Read it."))
+    form = {"file": ("notes.txt", b"Buy milk\n")}
+    response = await api.client.post("/api/attachments", data=_form(form))
+    attachment = await response.json()
+    chat = await api.new_chat()
+    await api.run_turn(chat, "Summarise", attachmentIds=[attachment["attachmentId"]])
+    (body,) = fake.provider.bodies("openai-chat")
+    assert body["messages"][-1]["content"] == (
+        'Summarise\n\n<attachment name="notes.txt" type="text/plain">\nBuy milk\n\n</attachment>'
+    )
+
+
+def _form(files: dict[str, tuple[str, bytes]]) -> Any:
+    import aiohttp
+
+    data = aiohttp.FormData()
+    for field, (name, content) in files.items():
+        data.add_field(field, content, filename=name, content_type="text/plain")
+    return data
+
+
+# --- cancel closes the upstream connection ---------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_cancel_closes_the_provider_connection_and_the_run_ends_cancelled(
+    fake: FakeEndpoint, model_api: ModelApi, kind: Kind
+) -> None:
+    api = await model_api(kind)
+    fake.provider.queue(kind, Reply.fixture(kind, "cut", end="hold"))
+    chat = await api.new_chat()
+    response = await api.stream(chat, "write a long story", runId="run_slow")
+    assert response.status == 200
+    await read_events(response, 2)  # user_message_id and the first text
+    assert not fake.provider.disconnected.is_set()
+    assert await api.cancel("run_slow") == "cancelled"
+    await asyncio.wait_for(fake.provider.disconnected.wait(), timeout=2)
+    events = events_of(await response.read())
+    assert events[-1]["type"] == "done" and events[-1]["stopReason"] == "cancelled"
+    assert (await api.trace("run_slow"))["generationStopped"] is True
+
+
+async def test_provider_idle_timeout_fails_the_run_and_closes_the_connection(
+    fake: FakeEndpoint, model_api: ModelApi
+) -> None:
+    api = await model_api("anthropic", idle_timeout_s=0.3)
+    fake.provider.queue("anthropic", Reply.fixture("anthropic", "cut", end="hold"))
+    chat = await api.new_chat()
+    events = await api.run_turn(chat, "hello", runId="run_idle")
+    assert_valid_run_stream(events, "run_idle")
+    assert (events[-1]["type"], events[-1]["code"]) == ("error", "provider_timeout")
+    assert (
+        "".join(e["text"] for e in events if e["type"] == "text") == "The first part of the answer"
+    )
+    assert fake.provider.disconnected.is_set()
+
+
+# --- refused before the stream: 503 (or 502) and nothing left behind -------------------------
+
+OPENAI_ERROR = {
+    "error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit"}
+}
+ERRORS: dict[Kind, dict[int, object]] = {
+    "openai-chat": {status: OPENAI_ERROR for status in (400, 401, 429, 500)},
+    "openai-responses": {status: OPENAI_ERROR for status in (400, 401, 429, 500)},
+    "anthropic": {
+        status: {"type": "error", "error": {"type": "rate_limit_error", "message": "Slow down"}}
+        for status in (400, 401, 429, 500)
+    },
+    "google": {
+        status: {"error": {"code": status, "message": "Quota exceeded", "status": "X"}}
+        for status in (400, 401, 429, 500)
+    },
+}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(
+    ("status", "answer", "code", "retry_after"),
+    [
+        pytest.param(429, 503, "model_unavailable", "7", id="rate-limited"),
+        pytest.param(401, 503, "model_unavailable", None, id="bad-key"),
+        pytest.param(500, 503, "model_unavailable", None, id="provider-down"),
+        pytest.param(400, 502, "provider_error", None, id="bad-request"),
+    ],
+)
+async def test_provider_refusing_the_request_answers_before_the_stream_and_stores_nothing(
+    fake: FakeEndpoint,
+    model_api: ModelApi,
+    kind: Kind,
+    status: int,
+    answer: int,
+    code: str,
+    retry_after: str | None,
+) -> None:
+    api = await model_api(kind)
+    headers = {"Retry-After": retry_after} if retry_after else {}
+    fake.provider.queue(kind, Reply.error(status, ERRORS[kind][status], **headers))
+    chat = await api.new_chat()
+    response = await api.stream(chat, "hello", runId="run_refused")
+    body = await response.json()
+    assert (response.status, body["error"]["code"]) == (answer, code)
+    assert response.headers.get("Retry-After") == retry_after
+    assert TEST_KEY not in json.dumps(body)
+    detail = await api.json("GET", f"/api/chats/{chat}")
+    assert (detail["messages"], detail["title"]) == ([], "New chat")
+    await api.json("GET", "/api/runs/run_refused", expect=404)
+
+
+async def test_unreachable_provider_is_model_unavailable(
+    start_server: StartServer, make_api: MakeApi, fake: FakeEndpoint
+) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed_port = sock.getsockname()[1]
+    provider = settings_for("anthropic", f"http://127.0.0.1:{closed_port}")
+    api = await make_api("alice", on=await start_server(providers=(provider,)))
+    chat = await api.new_chat()
+    response = await api.stream(chat, "hello")
+    assert response.status == 503
+    assert (await response.json())["error"]["code"] == "model_unavailable"
+
+
+async def test_provider_slower_than_the_first_byte_timeout_is_model_unavailable(
+    fake: FakeEndpoint, model_api: ModelApi
+) -> None:
+    api = await model_api("openai-chat", first_byte_timeout_s=0.2)
+    fake.provider.queue("openai-chat", Reply.fixture("openai-chat", "text", wait_s=2.0))
+    chat = await api.new_chat()
+    response = await api.stream(chat, "hello")
+    error = (await response.json())["error"]
+    assert (response.status, error["code"]) == (503, "model_unavailable")
+    assert "0.2 s" in error["message"]
+
+
+async def test_model_without_its_key_is_listed_unavailable_and_refused(
+    start_server: StartServer, make_api: MakeApi, fake: FakeEndpoint
+) -> None:
+    provider = settings_for("openai-responses", fake.base_url("openai-responses"))
+    provider = provider.model_copy(update={"api_key_env": "RIACHO_TEST_UNSET_KEY"})
+    api = await make_api("alice", on=await start_server(providers=(provider,)))
+    models = await api.json("GET", "/api/models")
+    assert models[0] == {
+        "id": MODEL_ID,
+        "label": f"{MODEL_ID} (openai-responses)",
+        "available": False,
+        "supportsThinking": True,
+        "supportsTools": True,
+    }
+    response = await api.stream(await api.new_chat(), "hello")
+    error = (await response.json())["error"]
+    assert (response.status, error["code"]) == (503, "model_unavailable")
+    assert "RIACHO_TEST_UNSET_KEY" in error["message"]
+    assert fake.provider.requests == []
+
+
+async def test_configured_models_come_first_and_the_demo_stays_listed(
+    model_api: ModelApi,
+) -> None:
+    api = await model_api("anthropic", model={"label": "Fake Claude", "supports_tools": False})
+    models = await api.json("GET", "/api/models")
+    assert models[0] == {
+        "id": MODEL_ID,
+        "label": "Fake Claude",
+        "available": True,
+        "supportsThinking": True,
+        "supportsTools": False,
+    }
+    assert "riacho-demo" in [m["id"] for m in models]
+
+
+# --- the tool loop ---------------------------------------------------------------------------
+
+
+async def test_tool_loop_stops_at_its_cap_and_says_so(
+    fake: FakeEndpoint, model_api: ModelApi
+) -> None:
+    api = await model_api("openai-chat", server_changes={"max_model_calls": 2})
+    again = chat_reply(call=("calculator", {"expression": "1+1"}))
+    fake.provider.queue("openai-chat", again, again, again)
+    chat = await api.new_chat()
+    events = await api.run_turn(chat, "loop forever", runId="run_cap", toolIntent=True)
+    assert_valid_run_stream(events, "run_cap")
+    results = [e for e in events if e["type"] == "tool_result"]
+    assert [r["toolCallId"] for r in results] == ["call_fake_1", "call_fake_1~2"]
+    assert results[0]["result"] == {"expression": "1+1", "result": 2}
+    assert results[1]["isError"] is True and "cap of 2" in results[1]["result"]["error"]
+    marker = next(e for e in events if e["type"] == "system_event")
+    assert marker["kind"] == "tool_loop_exhausted"
+    assert (events[-1]["type"], events[-1]["stopReason"]) == ("done", "stop")
+    assert len(fake.provider.requests) == 2
+
+
+async def test_tool_call_with_invalid_json_arguments_is_answered_with_an_error_result(
+    fake: FakeEndpoint, model_api: ModelApi
+) -> None:
+    api = await model_api("openai-chat")
+    fake.provider.queue(
+        "openai-chat",
+        chat_reply(call=("calculator", '{"expression": "2+')),
+        chat_reply("Sorry, let me fix that."),
+    )
+    chat = await api.new_chat()
+    events = await api.run_turn(chat, "add", toolIntent=True)
+    result = next(e for e in events if e["type"] == "tool_result")
+    assert result["isError"] is True
+    assert result["result"]["error"].startswith("the arguments are not valid JSON")
+    completed = next(e for e in events if e["type"] == "tool_call_completed")
+    assert completed["arguments"] == {"expression": "2+"}  # NOTE: best-effort partial parse
+    assert events[-1]["type"] == "done"
+
+
+async def test_image_tool_shows_the_image_and_tells_the_model(
+    fake: FakeEndpoint, model_api: ModelApi
+) -> None:
+    api = await model_api("openai-chat")
+    fake.provider.queue(
+        "openai-chat",
+        chat_reply(call=("generate_image", {"prompt": "a river at dawn"})),
+        chat_reply("Here it is."),
+    )
+    chat = await api.new_chat()
+    events = await api.run_turn(chat, "draw", toolIntent=True)
+    kinds = [e["type"] for e in events]
+    started = kinds.index("image_generation_started")
+    assert kinds[started : started + 3] == [
+        "image_generation_started",
+        "image_generation_completed",
+        "tool_result",
+    ]
+    image = events[started + 1]
+    assert image["url"].startswith("data:image/png;base64,")
+    _, second = fake.provider.bodies("openai-chat")
+    assert json.loads(second["messages"][-1]["content"])["imageId"] == image["imageId"]
+
+
+async def test_switching_from_the_demo_replays_the_chat_to_the_model(
+    fake: FakeEndpoint, model_api: ModelApi
+) -> None:
+    api = await model_api("openai-chat")
+    chat = await api.new_chat()
+    demo = await api.run_turn(chat, "hi", modelId="riacho-mini")
+    fake.provider.queue("openai-chat", chat_reply("Hello from the model."))
+    events = await api.run_turn(chat, "and now?", modelId=MODEL_ID)
+    kinds = [e["type"] for e in events]
+    assert kinds[1:3] == ["fallback_notice", "continuation_transition"]
+    assert events[2]["recovered"] is False
+    assert [e["recovered"] for e in events if e["type"] == "continuation_transition"] == [
+        False,
+        True,
+    ]
+    demo_text = "".join(e["text"] for e in demo if e["type"] == "text")
+    (body,) = fake.provider.bodies("openai-chat")
+    assert _said("openai-chat", body)[1] == ("assistant", demo_text)
+
+
+async def test_chat_reload_shows_the_models_reported_context(
+    fake: FakeEndpoint, model_api: ModelApi
+) -> None:
+    api = await model_api("openai-chat")
+    fake.provider.queue("openai-chat", Reply.fixture("openai-chat", "text"))
+    chat = await api.new_chat()
+    await api.run_turn(chat, "hello")
+    detail = await api.json("GET", f"/api/chats/{chat}")
+    assert (detail["contextInfo"]["usedTokens"], detail["contextInfo"]["maxTokens"]) == (29, 1000)
+    assert detail["messages"][1]["text"] == "Hello! How can I help you today?"
+    assert detail["messages"][1]["status"] == "completed"
