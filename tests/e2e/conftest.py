@@ -16,6 +16,7 @@ import time
 import urllib.request
 import warnings
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,22 +91,29 @@ class LiveServer:
             return bytes(response.read())
 
 
-@pytest.fixture(scope="session")
-def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    workdir = tmp_path_factory.mktemp("server")
+@contextmanager
+def serve(workdir: Path, arguments: list[str], ready_path: str = "/") -> Iterator[LiveServer]:
+    """``python -m <arguments> --port <free port>`` from the repository, until the block ends."""
     port = _free_port()
-    log = workdir / "server.log"
-    command = [sys.executable, "-m", "server", "--host", "127.0.0.1", "--port", str(port)]
-    command += ["--db", str(workdir / "riacho.db"), "--test-hooks", "--demo-token-ms", "5"]
+    log = workdir / f"{arguments[0].replace('.', '_')}-{port}.log"
+    command = [sys.executable, "-m", *arguments, "--port", str(port)]
     with log.open("wb") as log_file:
         process = subprocess.Popen(command, cwd=ROOT, stdout=log_file, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_until_serving(url + "/", process, log)
+        _wait_until_serving(url + ready_path, process, log)
         yield LiveServer(url=url, log=log)
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    workdir = tmp_path_factory.mktemp("server")
+    arguments = ["server", "--host", "127.0.0.1", "--db", str(workdir / "riacho.db")]
+    with serve(workdir, [*arguments, "--test-hooks", "--demo-token-ms", "5"]) as server:
+        yield server
 
 
 @dataclass
@@ -162,9 +170,15 @@ def _boot(page: Page, live_server: LiveServer) -> bool:
 
 
 @pytest.fixture
-def app(page: Page, guard: PageGuard, live_server: LiveServer) -> Page:
-    """The Riacho page, booted (``html[data-ready]``) against the live server."""
-    if _boot(page, live_server):
+def page_server(live_server: LiveServer) -> LiveServer:
+    """The server the page boots against: the demo server (a test module may override it)."""
+    return live_server
+
+
+@pytest.fixture
+def app(page: Page, guard: PageGuard, page_server: LiveServer) -> Page:
+    """The Riacho page, booted (``html[data-ready]``) against ``page_server``."""
+    if _boot(page, page_server):
         return page
     # NOTE: Chromium's renderer process crashed while booting (seen twice in ~400 boots here,
     # never in isolation). A Python error cannot crash the renderer; it only fails the boot,
@@ -173,7 +187,7 @@ def app(page: Page, guard: PageGuard, live_server: LiveServer) -> Page:
     warnings.warn("Chromium's renderer crashed during boot; retrying once", stacklevel=1)
     fresh = page.context.new_page()
     guard.watch(fresh)
-    assert _boot(fresh, live_server), "Chromium's renderer crashed twice during boot"
+    assert _boot(fresh, page_server), "Chromium's renderer crashed twice during boot"
     return fresh
 
 
