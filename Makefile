@@ -4,6 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
+ARGS ?=
 
 .PHONY: setup run test test-unit test-e2e lint bench dist clean
 
@@ -21,7 +22,7 @@ setup: $(VENV)/.runtime
 	$(PY) tools/vendor.py
 
 run: setup
-	$(PY) -m server --host 127.0.0.1 --port $(PORT)
+	$(PY) -m server --host 127.0.0.1 --port $(PORT) $(ARGS)
 
 # NOTE: two pytest runs: Playwright's sync API keeps an event loop running in the main thread,
 # which the asyncio tests of the core and the server cannot share.
