@@ -48,6 +48,7 @@ class Config:
     static_root: Path = REPO_ROOT
     access_log: str | None = None
     cancel_wait_s: float = 2.0
+    accept_wait_s: float = 20.0  # longest wait for a provider before the stream opens anyway
     sweep_interval_s: float = 30.0
     context_window_tokens: int = 900
     limits: Limits = field(default_factory=Limits)

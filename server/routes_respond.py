@@ -3,6 +3,10 @@
 A real model's run first waits for its provider to accept the request: a provider that cannot
 be reached or refuses it (401/403/429/5xx) is answered ``503 model_unavailable`` (other
 refusals ``502 provider_error``) before any stream starts, and the turn leaves nothing behind.
+
+# NOTE: the wait is bounded by ``Config.accept_wait_s`` (below the browser's 30 s first-event
+# timeout): a provider still silent then (a local server loading its model) gets the stream
+# opened anyway, and a later refusal arrives in it as an ``error`` event.
 """
 
 from __future__ import annotations
@@ -69,7 +73,7 @@ async def _start_model_run(
     opened: model_turn.Opened = asyncio.get_running_loop().create_future()
     events = model_turn.play(_model_turn(svc, turn, model, body), opened)
     svc.runs.start(run, _generate(svc, run, events))
-    failure = await _accepted(run, opened)
+    failure = await _accepted(run, opened, svc.config.accept_wait_s)
     if failure is None:
         touch_chat(svc.db, turn)
         return run
@@ -78,12 +82,15 @@ async def _start_model_run(
     raise _pre_stream_error(failure)
 
 
-async def _accepted(run: LiveRun, opened: model_turn.Opened) -> ProviderFailure | None:
-    """The provider's answer to the first request (``None`` also when the run was stopped)."""
+async def _accepted(
+    run: LiveRun, opened: model_turn.Opened, timeout: float
+) -> ProviderFailure | None:
+    """The provider's refusal of the first request; ``None`` when it accepted, when the run
+    stopped, or when it has not answered within ``timeout`` seconds."""
     stopped = asyncio.ensure_future(run.stopped.wait())
     try:
         waited: set[asyncio.Future[Any]] = {opened, stopped}
-        await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait(waited, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
     finally:
         stopped.cancel()
     return opened.result() if opened.done() else None

@@ -176,17 +176,13 @@ async def test_provider_idle_timeout_fails_the_run_and_closes_the_connection(
 OPENAI_ERROR = {
     "error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit"}
 }
-ERRORS: dict[Kind, dict[int, object]] = {
-    "openai-chat": {status: OPENAI_ERROR for status in (400, 401, 429, 500)},
-    "openai-responses": {status: OPENAI_ERROR for status in (400, 401, 429, 500)},
-    "anthropic": {
-        status: {"type": "error", "error": {"type": "rate_limit_error", "message": "Slow down"}}
-        for status in (400, 401, 429, 500)
-    },
-    "google": {
-        status: {"error": {"code": status, "message": "Quota exceeded", "status": "X"}}
-        for status in (400, 401, 429, 500)
-    },
+# NOTE: every message echoes the key, as providers do for a bad one: it must not reach the page.
+ECHO = f"Incorrect API key provided: {TEST_KEY}"
+ERRORS: dict[Kind, object] = {
+    "openai-chat": {"error": {"message": ECHO, "type": "invalid_request_error", "code": "x"}},
+    "openai-responses": {"error": {"message": ECHO, "type": "invalid_request_error"}},
+    "anthropic": {"type": "error", "error": {"type": "authentication_error", "message": ECHO}},
+    "google": {"error": {"code": 400, "message": ECHO, "status": "INVALID_ARGUMENT"}},
 }
 
 
@@ -211,13 +207,14 @@ async def test_provider_refusing_the_request_answers_before_the_stream_and_store
 ) -> None:
     api = await model_api(kind)
     headers = {"Retry-After": retry_after} if retry_after else {}
-    fake.provider.queue(kind, Reply.error(status, ERRORS[kind][status], **headers))
+    fake.provider.queue(kind, Reply.error(status, ERRORS[kind], **headers))
     chat = await api.new_chat()
     response = await api.stream(chat, "hello", runId="run_refused")
     body = await response.json()
     assert (response.status, body["error"]["code"]) == (answer, code)
     assert response.headers.get("Retry-After") == retry_after
     assert TEST_KEY not in json.dumps(body)
+    assert "Incorrect API key provided: ***" in body["error"]["message"]
     detail = await api.json("GET", f"/api/chats/{chat}")
     assert (detail["messages"], detail["title"]) == ([], "New chat")
     await api.json("GET", "/api/runs/run_refused", expect=404)
@@ -381,3 +378,52 @@ async def test_chat_reload_shows_the_models_reported_context(
     assert (detail["contextInfo"]["usedTokens"], detail["contextInfo"]["maxTokens"]) == (29, 1000)
     assert detail["messages"][1]["text"] == "Hello! How can I help you today?"
     assert detail["messages"][1]["status"] == "completed"
+
+
+async def test_provider_silent_past_the_accept_wait_gets_the_stream_opened_and_fails_in_it(
+    fake: FakeEndpoint, model_api: ModelApi
+) -> None:
+    api = await model_api(
+        "openai-chat", first_byte_timeout_s=1.0, server_changes={"accept_wait_s": 0.1}
+    )
+    fake.provider.queue("openai-chat", Reply.fixture("openai-chat", "text", wait_s=3.0))
+    chat = await api.new_chat()
+    response = await api.stream(chat, "hello", runId="run_late")
+    assert response.status == 200
+    events = events_of(await response.read())
+    assert_valid_run_stream(events, "run_late")
+    assert [e["type"] for e in events] == ["user_message_id", "error"]
+    assert events[-1]["code"] == "model_unavailable"
+    assert (await api.run("run_late"))["status"] == "failed"
+
+
+async def test_a_later_model_call_refused_by_http_is_a_provider_error_in_the_stream(
+    fake: FakeEndpoint, model_api: ModelApi
+) -> None:
+    api = await model_api("openai-chat")
+    fake.provider.queue(
+        "openai-chat",
+        chat_reply(call=("calculator", {"expression": "1+1"})),
+        Reply.error(503, OPENAI_ERROR, **{"Retry-After": "3"}),
+    )
+    chat = await api.new_chat()
+    events = await api.run_turn(chat, "add", runId="run_second_refused", toolIntent=True)
+    assert_valid_run_stream(events, "run_second_refused")
+    assert [e["type"] for e in events][-2:] == ["tool_result", "error"]
+    assert events[-1]["code"] == "provider_error"
+    assert "HTTP 503" in events[-1]["error"]
+
+
+async def test_orphaned_run_closes_the_provider_connection(
+    fake: FakeEndpoint, model_api: ModelApi
+) -> None:
+    api = await model_api("google", server_changes={"orphan_s": 0.2})
+    fake.provider.queue("google", Reply.fixture("google", "cut", end="hold"))
+    chat = await api.new_chat()
+    response = await api.stream(chat, "hello", runId="run_orphan")
+    await read_events(response, 2)
+    response.close()  # NOTE: the reader leaves; nobody resumes
+    await asyncio.wait_for(fake.provider.disconnected.wait(), timeout=3)
+    trace = await api.trace("run_orphan")
+    assert (trace["orphaned"], trace["generationStopped"]) == (True, True)
+    assert (await api.run("run_orphan"))["status"] == "cancelled"
