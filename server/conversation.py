@@ -8,7 +8,8 @@ user message, images are sent as images, other files are named but not sent.
 
 When the turn offers no tools, earlier tool calls are written into the assistant's text instead
 of being sent as structured calls (several providers refuse tool calls in a request that
-defines no tools).
+defines no tools). A chat compacted by a real model (``server.compaction``) sends its summary
+in place of the turns before the compaction.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from server.providers.base import (
 )
 
 MAX_INLINE_CHARS = 100_000
+SUMMARY_INTRO = "A summary of our conversation before this point:"
 TEXT_TYPES = frozenset({"text/plain", "text/markdown", "text/csv", "application/json"})
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 JsonObject = dict[str, Any]
@@ -39,8 +41,16 @@ def chat_history(
 ) -> list[Message]:
     """The chat's turns before ``before_user_message`` (every turn when ``None``)."""
     rows = db.all("SELECT * FROM messages WHERE chat_id = ? ORDER BY rowid", (chat_id,))
-    answers = _shown_answers(rows)
+    summary = db.one(
+        "SELECT s.text, c.compacted_at FROM chat_summaries s JOIN chats c ON c.id = s.chat_id"
+        " WHERE s.chat_id = ?",
+        (chat_id,),
+    )
     messages: list[Message] = []
+    if summary is not None:
+        messages.append(UserMessage(f"{SUMMARY_INTRO}\n{summary['text']}"))
+        rows = [row for row in rows if row["created_at"] > summary["compacted_at"]]
+    answers = _shown_answers(rows)
     for row in rows:
         if row["id"] == before_user_message:
             break

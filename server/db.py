@@ -47,6 +47,9 @@ CREATE INDEX IF NOT EXISTS run_events_run ON run_events(run_id, id);
 CREATE TABLE IF NOT EXISTS chat_model_usage (
     chat_id TEXT PRIMARY KEY REFERENCES chats(id) ON DELETE CASCADE,
     used_tokens INTEGER NOT NULL, max_tokens INTEGER NOT NULL, updated_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS chat_summaries (
+    chat_id TEXT PRIMARY KEY REFERENCES chats(id) ON DELETE CASCADE,
+    text TEXT NOT NULL, created_at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS attachments (
     id TEXT PRIMARY KEY, user_id TEXT NOT NULL, name TEXT NOT NULL, size INTEGER NOT NULL,
     mime_type TEXT NOT NULL, data BLOB NOT NULL, created_at REAL NOT NULL,

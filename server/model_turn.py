@@ -40,6 +40,7 @@ from server.catalog import ProviderModel
 from server.context import ContextUsage
 from server.demo import model_switch_events, replay_recovered
 from server.drafts import draft
+from server.errors import ApiError
 from server.providers.base import (
     AssistantMessage,
     CallEnd,
@@ -253,6 +254,14 @@ def error_event(failure: ProviderFailure, *, before_stream: bool) -> StreamEvent
     if code == "provider_unavailable":
         code = "model_unavailable" if before_stream else "provider_error"
     return draft(ErrorEvent, error=failure.message, code=code)
+
+
+def pre_stream_error(failure: ProviderFailure) -> ApiError:
+    """The HTTP answer to a model call refused before anything streamed."""
+    if failure.code in ("provider_unavailable", "provider_timeout"):
+        headers = {"Retry-After": f"{failure.retry_after:g}"} if failure.retry_after else None
+        return ApiError(503, "model_unavailable", failure.message, headers)
+    return ApiError(502, failure.code, failure.message)
 
 
 def _settle(opened: Opened, failure: ProviderFailure | None) -> None:

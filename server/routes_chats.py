@@ -10,10 +10,13 @@ from aiohttp import web
 from app.api import ChatDetail, ChatSummary, MessageOut
 from server.auth import current_user
 from server.catalog import ProviderModel
+from server.compaction import compact_with_model
 from server.context import ContextUsage, chat_usage, compact, model_usage
 from server.db import Database, Row, iso, new_id, now
 from server.errors import ApiError
 from server.jsonio import answer, answer_payload, read_json_body
+from server.model_turn import pre_stream_error
+from server.providers.base import ProviderFailure
 from server.services import Services, services
 from server.turns import DEFAULT_TITLE, chat_of
 
@@ -128,7 +131,14 @@ async def compact_chat(request: web.Request) -> web.Response:
     """``POST /api/chats/{chatId}/compact``: summarise the context; the usage before and after."""
     svc = services(request)
     row = chat_of(svc.db, current_user(request), request.match_info["chat_id"])
-    before, after = compact(svc.db, row["id"], svc.config.context_window_tokens)
+    model = svc.catalog.find(row["last_model_id"] or "")
+    if isinstance(model, ProviderModel):
+        try:
+            before, after = await compact_with_model(svc.db, model, row["id"])
+        except ProviderFailure as failure:
+            raise pre_stream_error(failure) from failure
+    else:
+        before, after = compact(svc.db, row["id"], svc.config.context_window_tokens)
     return answer(
         {
             "chatId": row["id"],

@@ -25,7 +25,7 @@ from server import demo, model_turn
 from server.auth import current_user
 from server.catalog import ProviderModel
 from server.context import ContextUsage, chat_usage, estimate_tokens, save_model_usage
-from server.conversation import chat_history, user_message
+from server.conversation import chat_history, merge_user_runs, user_message
 from server.db import new_id
 from server.errors import ApiError
 from server.jsonio import read_json_body
@@ -79,7 +79,7 @@ async def _start_model_run(
         return run
     await run.stopped.wait()
     discard_rows(svc.db, turn, keep_user_message=body.retry_of_run_id is not None)
-    raise _pre_stream_error(failure)
+    raise model_turn.pre_stream_error(failure)
 
 
 async def _accepted(
@@ -96,13 +96,6 @@ async def _accepted(
     return opened.result() if opened.done() else None
 
 
-def _pre_stream_error(failure: ProviderFailure) -> ApiError:
-    if failure.code in ("provider_unavailable", "provider_timeout"):
-        headers = {"Retry-After": f"{failure.retry_after:g}"} if failure.retry_after else None
-        return ApiError(503, "model_unavailable", failure.message, headers)
-    return ApiError(502, failure.code, failure.message)
-
-
 def _model_turn(
     svc: Services, turn: Turn, model: ProviderModel, body: RespondStreamBody
 ) -> model_turn.ModelTurn:
@@ -110,7 +103,9 @@ def _model_turn(
     history = chat_history(svc.db, turn.meta.chat_id, turn.meta.user_message_id, bool(tools))
     call = ModelCall(
         model=model.settings.id,
-        messages=(*history, user_message(svc.db, turn.prompt, turn.attachments)),
+        messages=tuple(
+            merge_user_runs([*history, user_message(svc.db, turn.prompt, turn.attachments)])
+        ),
         system=model.settings.system,
         tools=tools,
         thinking=body.thinking_enabled and model.info.supports_thinking,

@@ -427,3 +427,63 @@ async def test_orphaned_run_closes_the_provider_connection(
     trace = await api.trace("run_orphan")
     assert (trace["orphaned"], trace["generationStopped"]) == (True, True)
     assert (await api.run("run_orphan"))["status"] == "cancelled"
+
+
+# --- compaction with a real model --------------------------------------------------------------
+
+
+async def test_compaction_asks_the_model_for_a_summary_sent_in_place_of_the_earlier_turns(
+    fake: FakeEndpoint, model_api: ModelApi
+) -> None:
+    api = await model_api("openai-chat")
+    fake.provider.queue(
+        "openai-chat",
+        chat_reply("Paris is the capital of France. " * 20),
+        chat_reply("We talked about Paris."),
+        chat_reply("Yes."),
+    )
+    chat = await api.new_chat()
+    await api.run_turn(chat, "Tell me about Paris")
+    before = (await api.json("GET", f"/api/chats/{chat}"))["contextInfo"]["usedTokens"]
+    answer = await api.json("POST", f"/api/chats/{chat}/compact")
+    assert answer["usedTokensBefore"] == before
+    assert answer["usedTokens"] < before
+    shown = (await api.json("GET", f"/api/chats/{chat}"))["contextInfo"]["usedTokens"]
+    assert shown == answer["usedTokens"]
+    await api.run_turn(chat, "Anything else?")
+    _, summarise, after = fake.provider.bodies("openai-chat")
+    assert _said("openai-chat", summarise)[:2] == [
+        ("user", "Tell me about Paris"),
+        ("assistant", "Paris is the capital of France. " * 20),
+    ]
+    assert summarise["messages"][-1]["content"].startswith("Summarise our conversation so far")
+    assert _said("openai-chat", after) == [
+        (
+            "user",
+            "A summary of our conversation before this point:\n"
+            "We talked about Paris.\n\nAnything else?",
+        )
+    ]
+
+
+async def test_compaction_the_model_refuses_changes_nothing(
+    fake: FakeEndpoint, model_api: ModelApi
+) -> None:
+    api = await model_api("openai-chat")
+    fake.provider.queue(
+        "openai-chat",
+        chat_reply("An answer."),
+        Reply.error(429, OPENAI_ERROR, **{"Retry-After": "9"}),
+    )
+    chat = await api.new_chat()
+    await api.run_turn(chat, "Question")
+    response = await api.client.post(f"/api/chats/{chat}/compact")
+    assert (response.status, response.headers.get("Retry-After")) == (503, "9")
+    assert (await response.json())["error"]["code"] == "model_unavailable"
+    fake.provider.queue("openai-chat", chat_reply("Next."))
+    await api.run_turn(chat, "Next question")
+    assert [role for role, _ in _said("openai-chat", fake.provider.bodies("openai-chat")[-1])] == [
+        "user",
+        "assistant",
+        "user",
+    ]
