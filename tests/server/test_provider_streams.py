@@ -455,3 +455,68 @@ TOOL_RESULT_SENT = {
     "anthropic": _anthropic_result,
     "google": _gemini_result,
 }
+
+
+def _anthropic(events: list[JsonObject]) -> Reply:
+    """A native Anthropic stream from its events (``event:`` line + ``data:``)."""
+    lines = [f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events]
+    return Reply(stream="".join(lines).encode())
+
+
+def _block(index: int, block: JsonObject, *deltas: JsonObject) -> list[JsonObject]:
+    return [
+        {"type": "content_block_start", "index": index, "content_block": block},
+        *({"type": "content_block_delta", "index": index, "delta": d} for d in deltas),
+        {"type": "content_block_stop", "index": index},
+    ]
+
+
+async def test_anthropic_thinking_signature_is_replayed_in_the_tool_loop(
+    fake: FakeEndpoint, model_api: ModelApi
+) -> None:
+    api = await model_api("anthropic")
+    usage = {"input_tokens": 10, "output_tokens": 1}
+    start = {
+        "type": "message_start",
+        "message": {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "m",
+            "content": [],
+            "usage": usage,
+        },
+    }
+    thought = _block(
+        0,
+        {"type": "thinking", "thinking": "", "signature": ""},
+        {"type": "thinking_delta", "thinking": "Use the calculator."},
+        {"type": "signature_delta", "signature": "c2lnbmF0dXJl"},
+    )
+    call = _block(
+        1,
+        {"type": "tool_use", "id": "toolu_1", "name": "calculator", "input": {}},
+        {"type": "input_json_delta", "partial_json": '{"expression": '},
+        {"type": "input_json_delta", "partial_json": '"3*3"}'},
+    )
+    end = [
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "tool_use"},
+            "usage": {"output_tokens": 9},
+        },
+        {"type": "message_stop"},
+    ]
+    fake.provider.queue(
+        "anthropic", _anthropic([start, *thought, *call, *end]), Reply.fixture("anthropic", "text")
+    )
+    chat = await api.new_chat()
+    events = await api.run_turn(chat, "3*3?", toolIntent=True, thinkingEnabled=True)
+    assert shape(events)[:3] == ["user_message_id", "thinking_start", "thinking"]
+    first, second = fake.provider.bodies("anthropic")
+    assert first["thinking"] == {"type": "enabled", "budget_tokens": 8192}
+    assert first["max_tokens"] == 8192 + 8192
+    assert second["messages"][-2]["content"] == [
+        {"type": "thinking", "thinking": "Use the calculator.", "signature": "c2lnbmF0dXJl"},
+        {"type": "tool_use", "id": "toolu_1", "name": "calculator", "input": {"expression": "3*3"}},
+    ]
