@@ -6,7 +6,9 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+from app.protocol import ContextInfoEvent, StreamEvent
 from server.db import Database, now
+from server.drafts import draft
 
 Severity = Literal["ok", "warning", "critical"]
 WARNING_RATIO = 0.6
@@ -35,6 +37,18 @@ class ContextUsage:
     @property
     def compaction_recommended(self) -> bool:
         return self.ratio >= COMPACTION_RATIO
+
+
+def context_info_event(usage: ContextUsage) -> StreamEvent:
+    """The ``context_info`` draft event of a usage."""
+    return draft(
+        ContextInfoEvent,
+        used_tokens=usage.used_tokens,
+        max_tokens=usage.max_tokens,
+        ratio=usage.ratio,
+        severity=usage.severity,
+        compaction_recommended=usage.compaction_recommended,
+    )
 
 
 def estimate_tokens(text: str) -> int:

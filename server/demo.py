@@ -13,11 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.protocol import (
-    ContextInfoEvent,
     ContinuationTransitionEvent,
     DoneEvent,
     FallbackNoticeEvent,
-    ImageGenerationCompletedEvent,
     ImageGenerationFailedEvent,
     ImageGenerationStartedEvent,
     StreamEvent,
@@ -32,9 +30,9 @@ from app.protocol import (
     UserMessageIdEvent,
 )
 from server import demo_text
-from server.context import ContextUsage
+from server.context import ContextUsage, context_info_event
 from server.drafts import draft
-from server.png import paint_landscape, png_data_url
+from server.tools import painted_image
 
 TOOL_LOOP_CAP = 3
 LENGTH_LIMIT_TOKENS = 40
@@ -73,7 +71,7 @@ async def play(turn: DemoTurn) -> AsyncIterator[StreamEvent]:
         yield event
     if turn.previous_model_label:
         yield replay_recovered()
-    yield _context_info(turn.usage(answer))
+    yield context_info_event(turn.usage(answer))
     yield draft(DoneEvent, message_id=turn.message_id, stop_reason=stop_reason)
 
 
@@ -188,22 +186,5 @@ async def _image(turn: DemoTurn) -> AsyncIterator[StreamEvent]:
             ToolResultEvent, tool_call_id=call_id, result={"error": "image failed"}, is_error=True
         )
         return
-    png = await asyncio.to_thread(paint_landscape, prompt)
-    yield draft(
-        ImageGenerationCompletedEvent,
-        image_id=image_id,
-        url=png_data_url(png),
-        alt=f"A landscape for: {prompt}",
-    )
+    yield await painted_image(image_id, prompt)
     yield draft(ToolResultEvent, tool_call_id=call_id, result={"imageId": image_id}, is_error=False)
-
-
-def _context_info(usage: ContextUsage) -> StreamEvent:
-    return draft(
-        ContextInfoEvent,
-        used_tokens=usage.used_tokens,
-        max_tokens=usage.max_tokens,
-        ratio=usage.ratio,
-        severity=usage.severity,
-        compaction_recommended=usage.compaction_recommended,
-    )

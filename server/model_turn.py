@@ -24,7 +24,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from app.protocol import (
-    ContextInfoEvent,
     DoneEvent,
     ErrorEvent,
     StreamEvent,
@@ -37,7 +36,7 @@ from app.protocol import (
     UserMessageIdEvent,
 )
 from server.catalog import ProviderModel
-from server.context import ContextUsage
+from server.context import ContextUsage, context_info_event
 from server.demo import model_switch_events, replay_recovered
 from server.drafts import draft
 from server.errors import ApiError
@@ -235,17 +234,6 @@ def _finish(turn: ModelTurn, end: CallEnd, exhausted: bool) -> list[StreamEvent]
     stop: Literal["stop", "length"] = "length" if end.stop == "length" else "stop"
     events.append(draft(DoneEvent, message_id=turn.message_id, stop_reason=stop))
     return events
-
-
-def context_info_event(usage: ContextUsage) -> StreamEvent:
-    return draft(
-        ContextInfoEvent,
-        used_tokens=usage.used_tokens,
-        max_tokens=usage.max_tokens,
-        ratio=usage.ratio,
-        severity=usage.severity,
-        compaction_recommended=usage.compaction_recommended,
-    )
 
 
 def error_event(failure: ProviderFailure, *, before_stream: bool) -> StreamEvent:

@@ -213,6 +213,17 @@ _SIMPLE_TOOLS: dict[str, Callable[[Mapping[str, Any]], ToolOutcome]] = {
 # --- image -----------------------------------------------------------------------------------
 
 
+async def painted_image(image_id: str, prompt: str) -> StreamEvent:
+    """Paint the picture (off the event loop) and announce it."""
+    png = await asyncio.to_thread(paint_landscape, prompt)
+    return draft(
+        ImageGenerationCompletedEvent,
+        image_id=image_id,
+        url=png_data_url(png),
+        alt=f"A landscape for: {prompt}",
+    )
+
+
 async def _generate_image(
     call: ToolCall, image_id: str
 ) -> AsyncIterator[StreamEvent | ToolOutcome]:
@@ -221,11 +232,5 @@ async def _generate_image(
         yield ToolOutcome({"error": "'prompt' must be a non-empty string"}, is_error=True)
         return
     yield draft(ImageGenerationStartedEvent, image_id=image_id, tool_call_id=call.id, prompt=prompt)
-    png = await asyncio.to_thread(paint_landscape, prompt)
-    yield draft(
-        ImageGenerationCompletedEvent,
-        image_id=image_id,
-        url=png_data_url(png),
-        alt=f"A landscape for: {prompt}",
-    )
+    yield await painted_image(image_id, prompt)
     yield ToolOutcome({"imageId": image_id, "shown": "the image is shown to the user"})

@@ -30,7 +30,6 @@ from server.providers.base import (
     AssistantMessage,
     CallEnd,
     CallStop,
-    FailureCode,
     Message,
     ModelCall,
     Opened,
@@ -42,10 +41,11 @@ from server.providers.base import (
 )
 from server.providers.common import (
     PendingCall,
+    SdkAdapter,
     http_failure,
+    network_failure,
     parse_arguments,
     safe_id,
-    scrub,
     text,
     thinking,
     thinking_start,
@@ -69,7 +69,7 @@ def make_adapter(settings: ProviderSettings) -> AnthropicAdapter:
     return AnthropicAdapter(settings)
 
 
-class AnthropicAdapter:
+class AnthropicAdapter(SdkAdapter):
     """One Anthropic endpoint (``--base-url`` without ``/v1``: the SDK adds it)."""
 
     def __init__(self, settings: ProviderSettings) -> None:
@@ -85,34 +85,32 @@ class AnthropicAdapter:
         stream = await self.client.messages.create(**request_body(call), stream=True)
         return Opened(aiter(stream), stream.close)
 
-    def translate(self, events: AsyncIterator[Any]) -> AsyncIterator[StreamItem]:
-        return _Translation().run(events)
+    def translation(self) -> _Translation:
+        return _Translation()
 
-    def classify(self, error: BaseException, *, started: bool) -> ProviderFailure | None:
-        failure = _classify(error, started)
-        if failure is not None:
-            failure.message = scrub(failure.message, self.key)
-        return failure
+    def failure(self, error: BaseException, started: bool) -> ProviderFailure | None:
+        if isinstance(error, anthropic.APIStatusError):
+            return _status_failure(error, started)
+        if isinstance(error, json.JSONDecodeError):
+            return ProviderFailure("provider_error", f"{NAME} sent malformed data: {error}")
+        return network_failure(
+            NAME,
+            error,
+            started=started,
+            timeouts=(anthropic.APITimeoutError, httpx2.TimeoutException),
+            connections=(anthropic.APIConnectionError, httpx2.TransportError),
+        )
 
     async def aclose(self) -> None:
         await self.client.close()
 
 
-def _classify(error: BaseException, started: bool) -> ProviderFailure | None:
-    if isinstance(error, anthropic.APIStatusError):
-        message = f"{error.type or 'error'}: {error.api_message or error.message}"
-        headers = error.response.headers if error.response is not None else None
-        return http_failure(NAME, error.status_code, message, started=started, headers=headers)
-    if isinstance(error, anthropic.APITimeoutError | httpx2.TimeoutException):
-        code: FailureCode = "provider_timeout" if started else "provider_unavailable"
-        return ProviderFailure(code, f"{NAME} timed out")
-    if isinstance(error, anthropic.APIConnectionError | httpx2.TransportError):
-        if not started:
-            return ProviderFailure("provider_unavailable", f"{NAME} cannot be reached: {error}")
-        return ProviderFailure("provider_disconnected", f"the connection to {NAME} broke: {error}")
-    if isinstance(error, json.JSONDecodeError):
-        return ProviderFailure("provider_error", f"{NAME} sent malformed data: {error}")
-    return None
+def _status_failure(error: anthropic.APIStatusError, started: bool) -> ProviderFailure:
+    message = f"{error.api_message or error.message} ({error.type or 'error'})"
+    if error.status_code == 200:  # NOTE: an ``error`` event in the stream
+        return ProviderFailure("provider_error", f"{NAME} reported an error: {message}")
+    headers = error.response.headers if error.response is not None else None
+    return http_failure(NAME, error.status_code, message, started=started, headers=headers)
 
 
 # --- request ---------------------------------------------------------------------------------

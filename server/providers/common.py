@@ -1,12 +1,13 @@
-"""Small pieces every adapter shares: drafts, tool arguments, HTTP failures, tool-call state."""
+"""What every adapter shares: the adapter skeleton, drafts, tool-call state, and how HTTP and
+network failures read."""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from app.protocol import (
     StreamEvent,
@@ -19,7 +20,7 @@ from app.protocol import (
     parse_partial_arguments,
 )
 from server.drafts import draft
-from server.providers.base import ProviderFailure
+from server.providers.base import CallEnd, FailureCode, ProviderFailure, StreamItem
 
 # NOTE: before the stream, these statuses mean "try later / fix the set-up": 503 for the browser.
 UNAVAILABLE_STATUSES = frozenset({401, 403, 408, 429})
@@ -114,3 +115,74 @@ class PendingCall:
             tool_name=self.name,
             arguments=parse_arguments(self.arguments_text),
         )
+
+
+def network_failure(
+    name: str,
+    error: BaseException,
+    *,
+    started: bool,
+    timeouts: tuple[type[BaseException], ...],
+    connections: tuple[type[BaseException], ...],
+) -> ProviderFailure | None:
+    """A timeout or a broken connection (``None`` when ``error`` is neither)."""
+    if isinstance(error, timeouts):
+        code: FailureCode = "provider_timeout" if started else "provider_unavailable"
+        return ProviderFailure(code, f"{name} timed out")
+    if isinstance(error, connections):
+        if not started:
+            return ProviderFailure("provider_unavailable", f"{name} cannot be reached: {error}")
+        return ProviderFailure("provider_disconnected", f"the connection to {name} broke: {error}")
+    return None
+
+
+class Translation(Protocol):
+    """The state of one streamed answer."""
+
+    def run(self, events: AsyncIterator[Any]) -> AsyncIterator[StreamItem]: ...
+
+
+class SdkAdapter:
+    """The skeleton of an adapter: a translation per call, and failures that never carry the
+    key. Subclasses make the request and say what the SDK's exceptions mean."""
+
+    key: str | None = None
+
+    def translate(self, events: AsyncIterator[Any]) -> AsyncIterator[StreamItem]:
+        return self.translation().run(events)
+
+    def classify(self, error: BaseException, *, started: bool) -> ProviderFailure | None:
+        failure = self.failure(error, started)
+        if failure is not None:
+            failure.message = scrub(failure.message, self.key)
+        return failure
+
+    def translation(self) -> Translation:
+        raise NotImplementedError
+
+    def failure(self, error: BaseException, started: bool) -> ProviderFailure | None:
+        raise NotImplementedError
+
+
+class ReadToEnd:
+    """A translation for streams whose usage follows the completion signal: read to the end;
+    a break after the completion signal loses only what followed it."""
+
+    finish: str | None = None
+
+    async def run(self, events: AsyncIterator[Any]) -> AsyncIterator[StreamItem]:
+        try:
+            async for chunk in events:
+                for item in self.on(chunk):
+                    yield item
+        except Exception:
+            if self.finish is None:
+                raise
+        if self.finish is not None:
+            yield self.end()
+
+    def on(self, chunk: Any) -> list[StreamItem]:
+        raise NotImplementedError
+
+    def end(self) -> CallEnd:
+        raise NotImplementedError

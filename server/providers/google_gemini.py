@@ -33,7 +33,6 @@ from google.genai import errors, types
 from server.providers.base import (
     AssistantMessage,
     CallEnd,
-    FailureCode,
     Message,
     ModelCall,
     Opened,
@@ -44,7 +43,16 @@ from server.providers.base import (
     Usage,
     UserMessage,
 )
-from server.providers.common import PendingCall, http_failure, scrub, text, thinking, thinking_start
+from server.providers.common import (
+    PendingCall,
+    ReadToEnd,
+    SdkAdapter,
+    http_failure,
+    network_failure,
+    text,
+    thinking,
+    thinking_start,
+)
 from server.providers.settings import ProviderSettings
 
 NAME = "Gemini"
@@ -73,7 +81,7 @@ def make_adapter(settings: ProviderSettings) -> GeminiAdapter:
     return GeminiAdapter(settings)
 
 
-class GeminiAdapter:
+class GeminiAdapter(SdkAdapter):
     """One Gemini Developer API endpoint (``--base-url`` without a version)."""
 
     def __init__(self, settings: ProviderSettings) -> None:
@@ -99,14 +107,21 @@ class GeminiAdapter:
             raise
         return Opened(reader.iterate(first), reader.close)
 
-    def translate(self, events: AsyncIterator[Any]) -> AsyncIterator[StreamItem]:
-        return _Translation().run(events)
+    def translation(self) -> _Translation:
+        return _Translation()
 
-    def classify(self, error: BaseException, *, started: bool) -> ProviderFailure | None:
-        failure = _classify(error, started)
-        if failure is not None:
-            failure.message = scrub(failure.message, self.key)
-        return failure
+    def failure(self, error: BaseException, started: bool) -> ProviderFailure | None:
+        if isinstance(error, errors.APIError):
+            return _status_failure(error, started)
+        if isinstance(error, errors.UnknownApiResponseError | json.JSONDecodeError):
+            return ProviderFailure("provider_error", f"{NAME} sent malformed data: {error}")
+        return network_failure(
+            NAME,
+            error,
+            started=started,
+            timeouts=(TimeoutError, httpx2.TimeoutException),
+            connections=(aiohttp.ClientError, httpx2.TransportError),
+        )
 
     async def aclose(self) -> None:
         await self.client.aio.aclose()
@@ -151,23 +166,12 @@ class _Reader:
         await asyncio.gather(self.task, return_exceptions=True)
 
 
-def _classify(error: BaseException, started: bool) -> ProviderFailure | None:
-    if isinstance(error, errors.APIError):
-        headers = getattr(error.response, "headers", None)
-        message = f"{error.status or ''} {error.message or ''}".strip()
-        failure = http_failure(NAME, error.code, message, started=started, headers=headers)
-        failure.retry_after = failure.retry_after or _retry_info(error.details)
-        return failure
-    if isinstance(error, TimeoutError | httpx2.TimeoutException):
-        code: FailureCode = "provider_timeout" if started else "provider_unavailable"
-        return ProviderFailure(code, f"{NAME} timed out")
-    if isinstance(error, aiohttp.ClientError | httpx2.TransportError):
-        if not started:
-            return ProviderFailure("provider_unavailable", f"{NAME} cannot be reached: {error}")
-        return ProviderFailure("provider_disconnected", f"the connection to {NAME} broke: {error}")
-    if isinstance(error, errors.UnknownApiResponseError | json.JSONDecodeError):
-        return ProviderFailure("provider_error", f"{NAME} sent malformed data: {error}")
-    return None
+def _status_failure(error: errors.APIError, started: bool) -> ProviderFailure:
+    headers = getattr(error.response, "headers", None)
+    message = f"{error.status or ''} {error.message or ''}".strip()
+    failure = http_failure(NAME, error.code, message, started=started, headers=headers)
+    failure.retry_after = failure.retry_after or _retry_info(error.details)
+    return failure
 
 
 def _retry_info(details: Any) -> float | None:
@@ -277,29 +281,16 @@ def _gemini_id(call: ToolCall) -> str | None:
 # --- stream ----------------------------------------------------------------------------------
 
 
-class _Translation:
+class _Translation(ReadToEnd):
     """The state of one streamed answer: its parts (for the replay), calls, finish and usage."""
 
     def __init__(self) -> None:
         self.parts: list[types.Part] = []
         self.thought = False
         self.calls = 0
-        self.finish: str | None = None
         self.usage: Usage | None = None
 
-    async def run(self, events: AsyncIterator[Any]) -> AsyncIterator[StreamItem]:
-        try:
-            async for chunk in events:
-                for item in self._on(chunk):
-                    yield item
-        except Exception:
-            if self.finish is None:
-                raise
-            # NOTE: broken after the finish reason: the answer is complete.
-        if self.finish is not None:
-            yield self._end()
-
-    def _on(self, chunk: Any) -> list[StreamItem]:
+    def on(self, chunk: Any) -> list[StreamItem]:
         if chunk.usage_metadata is not None:
             self._usage(chunk.usage_metadata)
         feedback = chunk.prompt_feedback
@@ -350,7 +341,7 @@ class _Translation:
             raise ProviderFailure("provider_error", f"{NAME} stopped the answer ({reason})")
         self.finish = reason
 
-    def _end(self) -> CallEnd:
+    def end(self) -> CallEnd:
         if self.finish == "MAX_TOKENS":
             return CallEnd("length", self.usage, self.parts)
         return CallEnd("tool_use" if self.calls else "stop", self.usage, self.parts)

@@ -17,7 +17,6 @@ The dialect of local model servers (Ollama, llama.cpp, vLLM, LM Studio) and many
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 from server.providers.base import (
@@ -33,7 +32,14 @@ from server.providers.base import (
     Usage,
     UserMessage,
 )
-from server.providers.common import PendingCall, text, thinking, thinking_start
+from server.providers.common import (
+    PendingCall,
+    ReadToEnd,
+    SdkAdapter,
+    text,
+    thinking,
+    thinking_start,
+)
 from server.providers.openai_common import classify, make_client
 from server.providers.settings import ProviderSettings
 
@@ -47,7 +53,7 @@ def make_adapter(settings: ProviderSettings) -> ChatAdapter:
     return ChatAdapter(settings)
 
 
-class ChatAdapter:
+class ChatAdapter(SdkAdapter):
     """One OpenAI-compatible endpoint (``--base-url`` with ``/v1``)."""
 
     def __init__(self, settings: ProviderSettings) -> None:
@@ -63,11 +69,11 @@ class ChatAdapter:
         stream = await self.client.chat.completions.create(**body, stream=True)
         return Opened(aiter(stream), stream.close)
 
-    def translate(self, events: AsyncIterator[Any]) -> AsyncIterator[StreamItem]:
-        return _Translation().run(events)
+    def translation(self) -> _Translation:
+        return _Translation()
 
-    def classify(self, error: BaseException, *, started: bool) -> ProviderFailure | None:
-        return classify(NAME, error, started=started, key=self.key)
+    def failure(self, error: BaseException, started: bool) -> ProviderFailure | None:
+        return classify(NAME, error, started)
 
     async def aclose(self) -> None:
         await self.client.close()
@@ -142,29 +148,16 @@ def _tool(output: ToolOutput) -> JsonObject:
 # --- stream ----------------------------------------------------------------------------------
 
 
-class _Translation:
+class _Translation(ReadToEnd):
     """The state of one streamed completion: pending calls by index, reasoning, finish, usage."""
 
     def __init__(self) -> None:
         self.calls: dict[int, PendingCall] = {}
         self.reasoning = False
-        self.finish: str | None = None
         self.completed = 0
         self.usage: Usage | None = None
 
-    async def run(self, events: AsyncIterator[Any]) -> AsyncIterator[StreamItem]:
-        try:
-            async for chunk in events:
-                for item in self._on(chunk):
-                    yield item
-        except Exception:
-            if self.finish is None:
-                raise
-            # NOTE: broken after finish_reason: the answer is complete, only usage is missing.
-        if self.finish is not None:
-            yield self._end()
-
-    def _on(self, chunk: Any) -> list[StreamItem]:
+    def on(self, chunk: Any) -> list[StreamItem]:
         if getattr(chunk, "usage", None) is not None:
             usage = chunk.usage
             self.usage = Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0)
@@ -217,7 +210,7 @@ class _Translation:
         self.calls.clear()
         return completed
 
-    def _end(self) -> CallEnd:
+    def end(self) -> CallEnd:
         stop = _STOPS.get(self.finish or "stop", "stop")
         if self.completed and stop == "stop":
             stop = "tool_use"  # NOTE: some servers say "stop" after tool calls.

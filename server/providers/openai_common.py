@@ -14,8 +14,8 @@ import json
 import httpx2
 import openai
 
-from server.providers.base import FailureCode, ProviderFailure
-from server.providers.common import http_failure, scrub
+from server.providers.base import ProviderFailure
+from server.providers.common import http_failure, network_failure
 from server.providers.settings import ProviderSettings
 
 
@@ -29,29 +29,22 @@ def make_client(settings: ProviderSettings) -> openai.AsyncOpenAI:
     )
 
 
-def classify(
-    name: str, error: BaseException, *, started: bool, key: str | None
-) -> ProviderFailure | None:
+def classify(name: str, error: BaseException, started: bool) -> ProviderFailure | None:
     """The failure an openai SDK exception means (``None``: not a provider failure)."""
-    failure = _classify(name, error, started)
-    if failure is not None:
-        failure.message = scrub(failure.message, key)
-    return failure
-
-
-def _classify(name: str, error: BaseException, started: bool) -> ProviderFailure | None:
     if isinstance(error, openai.APIStatusError):
         headers = error.response.headers if error.response is not None else None
         return http_failure(
             name, error.status_code, _message(error), started=started, headers=headers
         )
-    if isinstance(error, openai.APITimeoutError | httpx2.TimeoutException):
-        code: FailureCode = "provider_timeout" if started else "provider_unavailable"
-        return ProviderFailure(code, f"{name} timed out")
-    if isinstance(error, openai.APIConnectionError | httpx2.TransportError):
-        if not started:
-            return ProviderFailure("provider_unavailable", f"{name} cannot be reached: {error}")
-        return ProviderFailure("provider_disconnected", f"the connection to {name} broke: {error}")
+    network = network_failure(
+        name,
+        error,
+        started=started,
+        timeouts=(openai.APITimeoutError, httpx2.TimeoutException),
+        connections=(openai.APIConnectionError, httpx2.TransportError),
+    )
+    if network is not None:
+        return network
     if isinstance(error, openai.APIError):
         return ProviderFailure("provider_error", f"{name} reported an error: {_message(error)}")
     if isinstance(error, json.JSONDecodeError):

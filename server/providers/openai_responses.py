@@ -35,7 +35,7 @@ from server.providers.base import (
     Usage,
     UserMessage,
 )
-from server.providers.common import PendingCall, text, thinking, thinking_start
+from server.providers.common import PendingCall, SdkAdapter, text, thinking, thinking_start
 from server.providers.openai_common import classify, make_client
 from server.providers.settings import ProviderSettings
 
@@ -47,7 +47,7 @@ def make_adapter(settings: ProviderSettings) -> ResponsesAdapter:
     return ResponsesAdapter(settings)
 
 
-class ResponsesAdapter:
+class ResponsesAdapter(SdkAdapter):
     """One Responses endpoint (``--base-url`` with ``/v1``)."""
 
     def __init__(self, settings: ProviderSettings) -> None:
@@ -58,11 +58,11 @@ class ResponsesAdapter:
         stream = await self.client.responses.create(**request_body(call), stream=True)
         return Opened(aiter(stream), stream.close)
 
-    def translate(self, events: AsyncIterator[Any]) -> AsyncIterator[StreamItem]:
-        return _Translation().run(events)
+    def translation(self) -> _Translation:
+        return _Translation()
 
-    def classify(self, error: BaseException, *, started: bool) -> ProviderFailure | None:
-        return classify(NAME, error, started=started, key=self.key)
+    def failure(self, error: BaseException, started: bool) -> ProviderFailure | None:
+        return classify(NAME, error, started)
 
     async def aclose(self) -> None:
         await self.client.close()
