@@ -7,14 +7,14 @@ from collections.abc import Callable
 
 from app.browser import edge, net, page
 from app.browser.dom import BrowserDom
-from app.chat_stream import ChatStream
-from app.coalesce import FrameCoalescer
-from app.config import ClientConfig
-from app.controller import Controller
-from app.errors import ChatError
-from app.state import State
-from app.trace import format_trace
-from app.view import View
+from app.run.chat_stream import ChatStream
+from app.run.config import ClientConfig
+from app.state.state import State
+from app.state.trace import format_trace
+from app.ui.coalesce import FrameCoalescer
+from app.ui.controller import Controller
+from app.ui.view import View
+from app.wire.errors import ChatError
 
 
 def _compact(stream: ChatStream, api_base: str) -> Callable[[str], None]:

@@ -7,7 +7,7 @@ import secrets
 
 from aiohttp import web
 
-from app.api import SessionInfo
+from app.wire.api import SessionInfo
 from server.db import Database, new_id, now
 from server.errors import ApiError, Handler
 from server.jsonio import answer_payload

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
-from app.api import ModelInfo
+from app.wire.api import ModelInfo
 from server.providers.base import Adapter, Timeouts
 from server.providers.settings import ModelSettings, ProviderKind, ProviderSettings
 

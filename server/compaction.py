@@ -9,7 +9,7 @@ own count follows with the next answer's ``context_info``.
 
 from __future__ import annotations
 
-from app.protocol import TextEvent
+from app.wire.protocol import TextEvent
 from server.catalog import ProviderModel
 from server.context import ContextUsage, estimate_tokens, model_usage, save_model_usage
 from server.conversation import chat_history, merge_user_runs

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from app.protocol import ContextInfoEvent, StreamEvent
+from app.wire.protocol import ContextInfoEvent, StreamEvent
 from server.db import Database, now
 from server.drafts import draft
 

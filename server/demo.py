@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.protocol import (
+from app.wire.protocol import (
     ContinuationTransitionEvent,
     DoneEvent,
     FallbackNoticeEvent,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from app.protocol import DoneEvent, ErrorEvent, EventBase
+from app.wire.protocol import DoneEvent, ErrorEvent, EventBase
 
 E = TypeVar("E", bound=EventBase)
 

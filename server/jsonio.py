@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from aiohttp import web
 from pydantic import BaseModel
 
-from app.api import encode_payload
+from app.wire.api import encode_payload
 from server.errors import ApiError
 
 JSON_TYPE = "application/json"

@@ -7,7 +7,7 @@ import contextlib
 import time
 from dataclasses import dataclass, field
 
-from app.api import RunStatus
+from app.wire.api import RunStatus
 from server.db import now
 from server.parts import JsonObject, PartsBuilder
 from server.runlog import Frame

@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from app.protocol import (
+from app.wire.protocol import (
     DoneEvent,
     ErrorEvent,
     StreamEvent,

@@ -7,7 +7,7 @@ from typing import Any
 
 from aiohttp import web
 
-from app.api import ChatDetail, ChatSummary, MessageOut
+from app.wire.api import ChatDetail, ChatSummary, MessageOut
 from server.auth import current_user
 from server.catalog import ProviderModel
 from server.compaction import compact_with_model

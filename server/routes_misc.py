@@ -6,7 +6,7 @@ import mimetypes
 
 from aiohttp import BodyPartReader, web
 
-from app.api import AttachmentInfo
+from app.wire.api import AttachmentInfo
 from server.auth import current_user
 from server.db import new_id, now
 from server.errors import ApiError

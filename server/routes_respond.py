@@ -19,8 +19,8 @@ from typing import Any
 from aiohttp import web
 from pydantic import ValidationError
 
-from app.api import RespondStreamBody, RunStatus
-from app.protocol import ContextInfoEvent, DoneEvent, ErrorEvent, StreamEvent
+from app.wire.api import RespondStreamBody, RunStatus
+from app.wire.protocol import ContextInfoEvent, DoneEvent, ErrorEvent, StreamEvent
 from server import demo, model_turn
 from server.auth import current_user
 from server.catalog import ProviderModel

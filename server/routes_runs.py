@@ -6,7 +6,7 @@ import asyncio
 
 from aiohttp import web
 
-from app.api import CancelResult, RunInfo
+from app.wire.api import CancelResult, RunInfo
 from server import runlog
 from server.auth import current_user
 from server.db import Row

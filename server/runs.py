@@ -13,8 +13,8 @@ import time
 from collections.abc import Coroutine
 from typing import Any
 
-from app.api import RunStatus
-from app.protocol import DoneEvent, ErrorEvent, StreamEvent, encode_event
+from app.wire.api import RunStatus
+from app.wire.protocol import DoneEvent, ErrorEvent, StreamEvent, encode_event
 from server import runlog
 from server.config import Config
 from server.db import Database, now

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from aiohttp import web
 
-from app.api import RunStatus
+from app.wire.api import RunStatus
 from server.db import now
 from server.jsonio import dumps
 from server.live_run import LiveRun, terminal_status

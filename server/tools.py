@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from app.protocol import (
+from app.wire.protocol import (
     ImageGenerationCompletedEvent,
     ImageGenerationStartedEvent,
     StreamEvent,

@@ -6,7 +6,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from app.api import RespondStreamBody
+from app.wire.api import RespondStreamBody
 from server.catalog import RETRY_AFTER_S, Catalog, DemoModel, Model, ProviderModel
 from server.db import Database, Row, SqlValue, new_id, now
 from server.demo_text import title_for

@@ -1,4 +1,4 @@
-"""Benchmark the SSE decoder (app.sse) under CPython, one line per figure.
+"""Benchmark the SSE decoder (app.wire.sse) under CPython, one line per figure.
 
 Run from the repository root: ``python tools/bench_sse.py``.
 
@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from app.protocol import ParsedEvent, parse_event  # noqa: E402
-from app.sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder  # noqa: E402
+from app.wire.protocol import ParsedEvent, parse_event  # noqa: E402
+from app.wire.sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder  # noqa: E402
 
 MIB = 1024 * 1024
 LONG_LINE_READ = 16

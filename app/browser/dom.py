@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 import js
 
 from app.browser.edge import JsValue, present, query
-from app.view import Controls, MessagePatch
+from app.ui.view import Controls, MessagePatch
 
 EMPTY_CHAT_HTML = (
     '<div class="empty-state">Ask anything. Answers stream in as they are written; '

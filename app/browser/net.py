@@ -15,7 +15,8 @@ from typing import Any
 import js
 from pyodide.ffi import JsException
 
-from app.api import (
+from app.browser.edge import JsValue, js_object, text_or_none
+from app.wire.api import (
     AttachmentInfo,
     CancelResult,
     ChatDetail,
@@ -25,8 +26,7 @@ from app.api import (
     encode_payload,
     parse_http_error,
 )
-from app.browser.edge import JsValue, js_object, text_or_none
-from app.errors import HttpStatusError, TransportError
+from app.wire.errors import HttpStatusError, TransportError
 
 
 async def _js_error_body(js_response: JsValue) -> HttpStatusError:

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 import js
 from pyodide.ffi import create_once_callable
 
-from app.api import ModelInfo
 from app.browser.edge import JsValue, Listeners, present, query, spawn, text_or_none
 from app.browser.net import fetch_json, upload_form
-from app.controller import Composer, Controller, key_intent
-from app.errors import HttpStatusError, TransportError
+from app.ui.controller import Composer, Controller, key_intent
+from app.wire.api import ModelInfo
+from app.wire.errors import HttpStatusError, TransportError
 
 
 def read_composer(attachment_ids: Sequence[str]) -> Composer:

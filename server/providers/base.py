@@ -27,7 +27,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from app.protocol import StreamEvent
+from app.wire.protocol import StreamEvent
 
 FailureCode = Literal[
     "provider_unavailable",

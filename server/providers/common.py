@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from app.protocol import (
+from app.wire.protocol import (
     StreamEvent,
     TextEvent,
     ThinkingEvent,

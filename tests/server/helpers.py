@@ -9,7 +9,7 @@ from typing import Any
 from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient, TestServer
 
-from app.protocol import EVENT_ADAPTER
+from app.wire.protocol import EVENT_ADAPTER
 
 JsonObject = dict[str, Any]
 

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 from aiohttp.test_utils import TestServer
 
-from app.protocol import DoneEvent, StreamEvent, UserMessageIdEvent
+from app.wire.protocol import DoneEvent, StreamEvent, UserMessageIdEvent
 from server import demo
 from server.config import Config
 from tests.server.conftest import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.protocol import (
+from app.wire.protocol import (
     ContextInfoEvent,
     DoneEvent,
     ErrorEvent,

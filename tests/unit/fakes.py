@@ -10,7 +10,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from app.api import (
+from app.run.chat_stream import ChatStream
+from app.run.config import ClientConfig
+from app.state.state import RunState, State
+from app.wire.api import (
     CancelResult,
     ChatDetail,
     ChatSummary,
@@ -19,10 +22,7 @@ from app.api import (
     RunInfo,
     RunStatus,
 )
-from app.chat_stream import ChatStream
-from app.config import ClientConfig
-from app.errors import ChatError, HttpStatusError, TransportError
-from app.state import RunState, State
+from app.wire.errors import ChatError, HttpStatusError, TransportError
 
 # --- scripts -----------------------------------------------------------------------------------
 

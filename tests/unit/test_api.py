@@ -1,4 +1,4 @@
-"""Tests for app.api: the request and response payloads of SPEC §4 and pre-stream errors."""
+"""Tests for app.wire.api: the request and response payloads of SPEC §4 and pre-stream errors."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from app.api import (
+from app.wire.api import (
     ApiErrorBody,
     AttachmentInfo,
     CancelResult,
@@ -23,7 +23,7 @@ from app.api import (
     encode_payload,
     parse_http_error,
 )
-from app.errors import HttpStatusError
+from app.wire.errors import HttpStatusError
 
 Wire = dict[str, Any]
 

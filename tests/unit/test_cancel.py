@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from app.api import MessageOut
-from app.chat_stream import ChatStream
-from app.errors import HttpStatusError, TransportError
+from app.run.chat_stream import ChatStream
+from app.wire.api import MessageOut
+from app.wire.errors import HttpStatusError, TransportError
 from tests.unit.fakes import (
     FakeTransport,
     Ids,

@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from app.api import MessageOut
-from app.chat_stream import ChatStream, new_id
-from app.errors import HttpStatusError, TransportError
-from app.state import State
-from app.trace import RunTrace
+from app.run.chat_stream import ChatStream, new_id
+from app.state.state import State
+from app.state.trace import RunTrace
+from app.wire.api import MessageOut
+from app.wire.errors import HttpStatusError, TransportError
 from tests.unit.fakes import (
     FakeTransport,
     Ids,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from app.api import MessageOut
-from app.errors import HttpStatusError, TransportError
+from app.wire.api import MessageOut
+from app.wire.errors import HttpStatusError, TransportError
 from tests.unit.fakes import (
     FakeTransport,
     Script,

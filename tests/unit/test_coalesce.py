@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from app.actions import Action, EventReceived, StopRequested
-from app.coalesce import FrameCoalescer, is_structural
-from app.protocol import ParsedEvent, parse_event
-from app.reducer import reduce
-from app.state import ChatState, ErrorInfo, MessageState, RunState, State
-from app.store import Store
-from app.trace import RunTrace
+from app.state.actions import Action, EventReceived, StopRequested
+from app.state.reducer import reduce
+from app.state.state import ChatState, ErrorInfo, MessageState, RunState, State
+from app.state.store import Store
+from app.state.trace import RunTrace
+from app.ui.coalesce import FrameCoalescer, is_structural
+from app.wire.protocol import ParsedEvent, parse_event
 
 
 def event(event_type: str, seq: int, **fields: Any) -> EventReceived:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from app.config import ClientConfig
+from app.run.config import ClientConfig
 
 
 def test_defaults_follow_the_spec() -> None:

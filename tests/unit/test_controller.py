@@ -7,11 +7,11 @@ from typing import Any, cast
 
 import pytest
 
-from app.chat_stream import ChatStream
-from app.controller import Composer, Controller, KeyIntent, key_intent
-from app.parts import TextPart
-from app.state import ChatState, MessageState, RunState, RunStatus, State
-from app.text import Text
+from app.run.chat_stream import ChatStream
+from app.state.parts import TextPart
+from app.state.state import ChatState, MessageState, RunState, RunStatus, State
+from app.state.text import Text
+from app.ui.controller import Composer, Controller, KeyIntent, key_intent
 
 # --- key_intent ---------------------------------------------------------------------------------
 

@@ -1,10 +1,10 @@
-"""Tests for app.errors: the error tree, its fields, codes and human text."""
+"""Tests for app.wire.errors: the error tree, its fields, codes and human text."""
 
 from __future__ import annotations
 
 import pytest
 
-from app.errors import (
+from app.wire.errors import (
     ChatError,
     HttpStatusError,
     ProtocolError,

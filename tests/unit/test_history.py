@@ -6,9 +6,8 @@ from typing import Any
 
 import pytest
 
-from app.api import MessageOut
-from app.history import chat_from_detail, detached_runs, parts_from_json, run_from_message
-from app.parts import (
+from app.state.history import chat_from_detail, detached_runs, parts_from_json, run_from_message
+from app.state.parts import (
     ContinuationPart,
     ImagePart,
     Parts,
@@ -17,7 +16,8 @@ from app.parts import (
     ThinkingPart,
     ToolCallPart,
 )
-from app.text import Text
+from app.state.text import Text
+from app.wire.api import MessageOut
 from tests.unit.fakes import detail
 
 

@@ -1,4 +1,12 @@
-"""The pure core never touches the browser; the page ships every module of the package."""
+"""The folder list is the architecture: each layer imports only the layers below it.
+
+    app/wire   → app/state → app/run → app/ui → app/browser → app/main.py
+    (the wire)   (values)    (work)    (view)   (the shell)   (wiring)
+
+Only the shell (``app/browser/`` and ``main.py``) touches ``js``/``pyodide``/``pyscript``. The
+reference server uses only the wire and the shared fold of events into parts. Every import is
+absolute and at module level, so these checks see all of them.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +19,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "app"
 BROWSER_MODULES = {"js", "pyodide", "pyscript"}
-# NOTE: app/browser/ is the adapter; main.py is the PyScript entry point that wires it.
-SHELL_PACKAGE = "browser/"
-ENTRY = "main.py"
+LAYERS = ["wire", "state", "run", "ui", "browser", "main"]
+SHELL = {"browser", "main"}
+# NOTE: the shared fold and the growing text it is made of; everything else of app.state is
+# the page's own.
+SERVER_MAY_USE = ("app.wire", "app.state.parts", "app.state.text")
+CONTRACT_SHIMS = {"sse.py"}  # NOTE: ``from app.sse import SSEDecoder`` (SPEC §2)
 
 
 def app_modules() -> list[str]:
@@ -21,67 +32,92 @@ def app_modules() -> list[str]:
     return sorted(p.relative_to(APP).as_posix() for p in APP.rglob("*.py"))
 
 
-def is_shell(module: str) -> bool:
-    return module == ENTRY or module.startswith(SHELL_PACKAGE)
+def layer_of(module: str) -> str:
+    """``wire`` for ``wire/sse.py`` or ``app.wire.sse``; ``main`` for ``main.py``."""
+    name = module.removeprefix("app.").replace("/", ".").removesuffix(".py")
+    return name.split(".")[0]
 
 
-def imported_modules(source: str) -> set[str]:
-    """The full names of every absolute import (``app.browser.net``)."""
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
+def imports(source: str) -> list[tuple[str, int, bool]]:
+    """(module, relative level, at module level) of every import statement."""
+    tree = ast.parse(source)
+    top = {id(node) for node in tree.body}
+    found = []
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
-    return names
+            found += [(alias.name, 0, id(node) in top) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            found.append((node.module or "", node.level, id(node) in top))
+    return found
 
 
-def imported_roots(source: str) -> set[str]:
-    roots: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            roots.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            roots.add(node.module.split(".")[0])
-    return roots
+def imported_names(source: str) -> set[str]:
+    return {name for name, level, _ in imports(source) if level == 0}
 
 
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
-        pytest.param("import js", {"js"}, id="plain-import"),
-        pytest.param("from pyodide.ffi import to_js", {"pyodide"}, id="from-submodule"),
-        pytest.param("def f():\n    import pyscript\n", {"pyscript"}, id="nested-import"),
-        pytest.param("from . import sse", set(), id="relative-import"),
+        pytest.param("import js", [("js", 0, True)], id="plain-import"),
+        pytest.param("from pyodide.ffi import to_js", [("pyodide.ffi", 0, True)], id="from"),
+        pytest.param("def f():\n    import pyscript\n", [("pyscript", 0, False)], id="nested"),
+        pytest.param("from . import sse", [("", 1, True)], id="relative"),
+        pytest.param("if X:\n    import js\n", [("js", 0, False)], id="conditional"),
     ],
 )
-def test_imported_roots_sees_every_form(source: str, expected: set[str]) -> None:
-    assert imported_roots(source) == expected
+def test_imports_sees_every_form(source: str, expected: list[tuple[str, int, bool]]) -> None:
+    assert imports(source) == expected
 
 
-CORE = [module for module in app_modules() if not is_shell(module)]
+LAYERED = [m for m in app_modules() if m not in CONTRACT_SHIMS and m != "__init__.py"]
 
 
-@pytest.mark.parametrize("module", CORE)
-def test_core_module_does_not_import_the_browser(module: str) -> None:
+@pytest.mark.parametrize("module", LAYERED)
+def test_module_imports_only_its_own_layer_and_those_below(module: str) -> None:
+    own = LAYERS.index(layer_of(module))
     source = (APP / module).read_text(encoding="utf-8")
-    assert imported_roots(source) & BROWSER_MODULES == set()
-    assert not any(name.startswith("app.browser") for name in imported_modules(source))
+    for name in imported_names(source):
+        if name.startswith("app."):
+            assert LAYERS.index(layer_of(name)) <= own, f"{module} imports {name}"
+
+
+@pytest.mark.parametrize("module", app_modules())
+def test_every_import_is_absolute_and_at_module_level(module: str) -> None:
+    source = (APP / module).read_text(encoding="utf-8")
+    for name, level, top_level in imports(source):
+        assert level == 0, f"{module}: relative import of {name!r}"
+        # NOTE: the shell imports the browser's modules under `if IN_PYODIDE or TYPE_CHECKING`.
+        if not (layer_of(module) in SHELL and name.split(".")[0] in BROWSER_MODULES):
+            assert top_level, f"{module}: import of {name!r} inside a block"
+
+
+@pytest.mark.parametrize("module", [m for m in LAYERED if layer_of(m) not in SHELL])
+def test_core_module_does_not_import_the_browser(module: str) -> None:
+    names = imported_names((APP / module).read_text(encoding="utf-8"))
+    assert {name.split(".")[0] for name in names} & BROWSER_MODULES == set()
 
 
 def test_only_the_shell_imports_the_browser() -> None:
     touching = {
         module
         for module in app_modules()
-        if imported_roots((APP / module).read_text(encoding="utf-8")) & BROWSER_MODULES
+        if {n.split(".")[0] for n in imported_names((APP / module).read_text("utf-8"))}
+        & BROWSER_MODULES
     }
-    assert touching and all(is_shell(module) for module in touching)
+    assert touching and all(layer_of(module) in SHELL for module in touching)
+
+
+@pytest.mark.parametrize("module", sorted((ROOT / "server").rglob("*.py")), ids=str)
+def test_server_uses_only_the_wire_and_the_shared_fold(module: Path) -> None:
+    for name in imported_names(module.read_text(encoding="utf-8")):
+        if name == "app" or name.startswith("app."):
+            assert name.startswith(SERVER_MAY_USE), f"{module.name} imports {name}"
 
 
 def test_pyscript_config_ships_every_app_module() -> None:
     config = tomllib.loads((ROOT / "pyscript.toml").read_text(encoding="utf-8"))
     shipped = {Path(target).as_posix().removeprefix("./") for target in config["files"].values()}
-    modules = {f"app/{module}" for module in app_modules() if module != ENTRY}
+    modules = {f"app/{module}" for module in app_modules() if module != "main.py"}
     assert shipped == modules
 
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.markdown import is_safe_image, is_safe_link, render_markdown, split_blocks
+from app.ui.markdown import is_safe_image, is_safe_link, render_markdown, split_blocks
 from tests.unit.html_tree import Element, parse_html
 
 LINK_URL = re.compile(r"^(?:https?:|mailto:)", re.IGNORECASE)

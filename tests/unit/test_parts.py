@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from app.parts import (
+from app.state.parts import (
     ContentEvent,
     ContinuationPart,
     ImagePart,
@@ -19,8 +19,8 @@ from app.parts import (
     answer_text,
     apply_content,
 )
-from app.protocol import ParsedEvent, parse_event
-from app.text import Text
+from app.state.text import Text
+from app.wire.protocol import ParsedEvent, parse_event
 
 
 def ev(event_type: str, **fields: Any) -> ContentEvent:

@@ -1,4 +1,4 @@
-"""Tests for app.protocol: the event catalogue, frame decoding, partial JSON."""
+"""Tests for app.wire.protocol: the event catalogue, frame decoding, partial JSON."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from app.errors import ProtocolError
-from app.protocol import (
+from app.wire.errors import ProtocolError
+from app.wire.protocol import (
     EVENT_ADAPTER,
     EVENT_TYPES,
     TERMINAL_TYPES,

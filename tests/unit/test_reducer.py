@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from app.actions import (
+from app.state.actions import (
     Action,
     AttemptShown,
     BytesReceived,
@@ -33,11 +33,11 @@ from app.actions import (
     StreamEnded,
     StreamFailed,
 )
-from app.parts import answer_text
-from app.protocol import ParsedEvent, SkippedFrame, parse_event
-from app.reducer import reduce
-from app.state import ChatState, ErrorInfo, MessageState, RunState, RunStatus, State
-from app.trace import Gap, RunTrace
+from app.state.parts import answer_text
+from app.state.reducer import reduce
+from app.state.state import ChatState, ErrorInfo, MessageState, RunState, RunStatus, State
+from app.state.trace import Gap, RunTrace
+from app.wire.protocol import ParsedEvent, SkippedFrame, parse_event
 
 ERR = ErrorInfo("boom", "Boom")
 

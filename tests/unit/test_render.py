@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from app.parts import (
+from app.state.parts import (
     ContinuationPart,
     ImagePart,
     Part,
@@ -21,7 +21,19 @@ from app.parts import (
     ThinkingPart,
     ToolCallPart,
 )
-from app.render import (
+from app.state.state import (
+    ChatState,
+    ContextInfo,
+    ErrorInfo,
+    FallbackNotice,
+    MessageState,
+    Replay,
+    RunState,
+    State,
+)
+from app.state.text import Text
+from app.state.trace import RunTrace
+from app.ui.render import (
     ERROR_TEXT,
     INTERRUPTED_TEXT,
     actions_html,
@@ -42,18 +54,6 @@ from app.render import (
     tool_call_html,
     user_message_html,
 )
-from app.state import (
-    ChatState,
-    ContextInfo,
-    ErrorInfo,
-    FallbackNotice,
-    MessageState,
-    Replay,
-    RunState,
-    State,
-)
-from app.text import Text
-from app.trace import RunTrace
 from tests.unit.html_tree import Element, all_strings, parse_html
 
 # --- builders -----------------------------------------------------------------------------------

@@ -6,11 +6,11 @@ import asyncio
 import json
 from typing import Any
 
-from app.chat_stream import ChatStream
-from app.errors import HttpStatusError, TransportError
-from app.parts import ToolCallPart
-from app.state import State
-from app.trace import Gap, format_trace
+from app.run.chat_stream import ChatStream
+from app.state.parts import ToolCallPart
+from app.state.state import State
+from app.state.trace import Gap, format_trace
+from app.wire.errors import HttpStatusError, TransportError
 from tests.unit.fakes import (
     KEEPALIVE,
     Drop,

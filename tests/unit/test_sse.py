@@ -1,4 +1,4 @@
-"""Tests for app.sse: the WHATWG event-stream decoder, read by read."""
+"""Tests for app.wire.sse: the WHATWG event-stream decoder, read by read."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.sse import DEFAULT_MAX_EVENT_BYTES, MAX_ISSUES, SSEDecoder, SSEMessage
+from app.wire.sse import DEFAULT_MAX_EVENT_BYTES, MAX_ISSUES, SSEDecoder, SSEMessage
 
 BOM = b"\xef\xbb\xbf"
 

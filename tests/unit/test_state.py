@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from app.state import (
+from app.state.state import (
     ChatState,
     ContextInfo,
     EndReason,
@@ -18,7 +18,7 @@ from app.state import (
     State,
     settled_runs,
 )
-from app.trace import RunTrace
+from app.state.trace import RunTrace
 
 INFO = ContextInfo(10, 100, 0.1, "ok", False)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.store import Store
+from app.state.store import Store
 
 
 def add(state: int, action: int) -> int:

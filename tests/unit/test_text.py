@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.text import Text
+from app.state.text import Text
 
 
 def test_append_returns_a_new_value_and_keeps_the_old() -> None:

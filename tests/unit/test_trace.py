@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.trace import MAX_ISSUES, Gap, GapReplay, Resume, RunTrace, format_trace, monotonic_ms
+from app.state.trace import MAX_ISSUES, Gap, GapReplay, Resume, RunTrace, format_trace, monotonic_ms
 
 
 def test_latencies_are_differences_of_clock_times() -> None:

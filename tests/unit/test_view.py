@@ -11,13 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import app.view
-from app.markdown import render_markdown, split_blocks
-from app.parts import TextPart
-from app.state import ChatState, ErrorInfo, MessageState, RunState, RunStatus, State
-from app.text import Text
-from app.trace import RunTrace
-from app.view import SLOTS, AnswerRenderer, Controls, MessagePatch, View
+import app.ui.view
+from app.state.parts import TextPart
+from app.state.state import ChatState, ErrorInfo, MessageState, RunState, RunStatus, State
+from app.state.text import Text
+from app.state.trace import RunTrace
+from app.ui.markdown import render_markdown, split_blocks
+from app.ui.view import SLOTS, AnswerRenderer, Controls, MessagePatch, View
 from tests.unit.html_tree import parse_html
 
 # --- fakes and builders -------------------------------------------------------------------------
@@ -325,7 +325,7 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         calls.append(text)
         return render_markdown(text)
 
-    monkeypatch.setattr(app.view, "render_markdown", counting)
+    monkeypatch.setattr(app.ui.view, "render_markdown", counting)
     return calls
 
 

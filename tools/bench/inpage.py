@@ -93,7 +93,7 @@ async def client_throughput(read: int) -> str:
     """Feed ``window.__benchStream`` in ``read``-byte chunks to a fresh ChatStream; JSON result."""
     from js import window
 
-    from app.chat_stream import ChatStream
+    from app.run.chat_stream import ChatStream
 
     stream = bytes(window.__benchStream.to_bytes())
     chunks = [stream[i : i + read] for i in range(0, len(stream), read)]
@@ -181,11 +181,11 @@ def _stream_answer(
     chat_id: str,
 ) -> None:
     """Apply ``total`` text tokens to a store; render every ``every`` tokens in both windows."""
-    from app.actions import ChatCreated, EventReceived, RunStarted
-    from app.protocol import TextEvent
-    from app.reducer import reduce
-    from app.state import State
-    from app.store import Store
+    from app.state.actions import ChatCreated, EventReceived, RunStarted
+    from app.state.reducer import reduce
+    from app.state.state import State
+    from app.state.store import Store
+    from app.wire.protocol import TextEvent
 
     store: Store[State, Any] = Store(State(), reduce)
     run_id = f"run_{chat_id}"
@@ -208,7 +208,7 @@ def render_growth(total: int, size: int, every: int) -> str:
     from js import document
 
     from app.browser.dom import BrowserDom
-    from app.view import View
+    from app.ui.view import View
 
     messages = document.querySelector("#messages")
     warm = {"dom": View(BrowserDom()), "html": View(_HtmlDom())}

@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from app.errors import HttpStatusError
-from app.protocol import CAMEL_CONFIG, NonEmptyStr
+from app.wire.errors import HttpStatusError
+from app.wire.protocol import CAMEL_CONFIG, NonEmptyStr
 
 RunStatus = Literal["running", "completed", "cancelled", "failed", "interrupted"]
 

@@ -31,8 +31,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from app.parts import Parts, answer_text
-from app.trace import RunTrace
+from app.state.parts import Parts, answer_text
+from app.state.trace import RunTrace
 
 RunStatus = Literal[
     "connecting", "receiving", "completed", "cancelling", "cancelled", "interrupted", "failed"

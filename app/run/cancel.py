@@ -14,11 +14,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable
 
-from app.actions import CancelSettled, ResumeStarted, RunRestored
-from app.api import CancelResult, RunInfo
-from app.errors import ChatError
-from app.history import run_from_message
-from app.runner import RunEnv, Window, read_resumed
+from app.run.runner import RunEnv, Window, read_resumed
+from app.state.actions import CancelSettled, ResumeStarted, RunRestored
+from app.state.history import run_from_message
+from app.wire.api import CancelResult, RunInfo
+from app.wire.errors import ChatError
 
 _SERVER_SETTLED = frozenset({"cancelled", "completed", "failed", "interrupted"})
 

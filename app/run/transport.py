@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Protocol
 
-from app.api import CancelResult, ChatDetail, ChatSummary, RespondStreamBody, RunInfo
+from app.wire.api import CancelResult, ChatDetail, ChatSummary, RespondStreamBody, RunInfo
 
 ByteStream = AsyncIterator[bytes]
 

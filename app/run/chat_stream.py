@@ -1,7 +1,7 @@
 """The chat stream store with its commands: the Python ``useChatStream`` (SPEC §6).
 
 ``ChatStream`` owns a :class:`~app.store.Store` of :class:`~app.state.State` and turns user
-commands into actions and background tasks (see :mod:`app.runner`). Commands return at once:
+commands into actions and background tasks (see :mod:`app.run.runner`). Commands return at once:
 what they change first (a new user message, ``cancelling``) is dispatched synchronously, the
 network work runs in a task that is returned (``None`` when the command does not apply), so
 tests can await it and the browser can ignore it.
@@ -16,7 +16,12 @@ from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from app.actions import (
+from app.run.cancel import settle_cancel
+from app.run.chats import ChatLoader
+from app.run.config import ClientConfig
+from app.run.runner import RunEnv, Window, drive, error_info, read_resumed
+from app.run.transport import Transport
+from app.state.actions import (
     Action,
     AttemptShown,
     ChatSelected,
@@ -27,17 +32,12 @@ from app.actions import (
     RunStarted,
     StopRequested,
 )
-from app.api import RespondStreamBody
-from app.cancel import settle_cancel
-from app.chats import ChatLoader
-from app.config import ClientConfig
-from app.errors import ChatError
-from app.reducer import reduce
-from app.runner import RunEnv, Window, drive, error_info, read_resumed
-from app.state import SETTLED, ChatState, MessageState, RunState, State, settled_runs
-from app.store import Listener, Store
-from app.trace import Clock, RunTrace, monotonic_ms
-from app.transport import Transport
+from app.state.reducer import reduce
+from app.state.state import SETTLED, ChatState, MessageState, RunState, State, settled_runs
+from app.state.store import Listener, Store
+from app.state.trace import Clock, RunTrace, monotonic_ms
+from app.wire.api import RespondStreamBody
+from app.wire.errors import ChatError
 
 Task = asyncio.Task[Any]
 

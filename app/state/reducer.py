@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from app.actions import (
+from app.state.actions import (
     Action,
     AttemptShown,
     ChatCreated,
@@ -28,9 +28,8 @@ from app.actions import (
     RunRestored,
     RunStarted,
 )
-from app.protocol import ContextInfoEvent, FallbackNoticeEvent, StreamEvent, UserMessageIdEvent
-from app.runs import new_run, receive, reduce_run, restore, start_resume
-from app.state import (
+from app.state.runs import new_run, receive, reduce_run, restore, start_resume
+from app.state.state import (
     SETTLED,
     ChatState,
     ContextInfo,
@@ -39,6 +38,7 @@ from app.state import (
     RunState,
     State,
 )
+from app.wire.protocol import ContextInfoEvent, FallbackNoticeEvent, StreamEvent, UserMessageIdEvent
 
 
 def reduce(state: State, action: Action) -> State:

@@ -11,13 +11,13 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from app.actions import Action, ChatCreated, ChatLoaded, ChatsListed, ErrorRaised
-from app.errors import ChatError
-from app.history import chat_from_detail, detached_runs
-from app.runner import error_info
-from app.state import ErrorInfo, State
-from app.store import Store
-from app.transport import Transport
+from app.run.runner import error_info
+from app.run.transport import Transport
+from app.state.actions import Action, ChatCreated, ChatLoaded, ChatsListed, ErrorRaised
+from app.state.history import chat_from_detail, detached_runs
+from app.state.state import ErrorInfo, State
+from app.state.store import Store
+from app.wire.errors import ChatError
 
 NOT_LOADED = ErrorInfo("chat_not_loaded", "The chat could not be loaded.")
 

@@ -2,7 +2,7 @@
 
 Field names are snake_case in Python and camelCase on the wire (``run_id`` ↔ ``runId``); both
 spellings validate, :func:`encode_event` writes camelCase. The endpoint payloads of §4 live
-in :mod:`app.api` with the same conventions.
+in :mod:`app.wire.api` with the same conventions.
 
 Decisions (``# NOTE:`` marks them in the code):
 
@@ -34,7 +34,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import from_json
 
-from app.errors import ProtocolError
+from app.wire.errors import ProtocolError
 
 NonEmptyStr = Annotated[str, Field(min_length=1)]
 

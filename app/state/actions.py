@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from app.errors import TimeoutKind
-from app.protocol import SkippedFrame, StreamEvent
-from app.state import ChatState, ErrorInfo, RunState
+from app.state.state import ChatState, ErrorInfo, RunState
+from app.wire.errors import TimeoutKind
+from app.wire.protocol import SkippedFrame, StreamEvent
 
 # --- chat actions ------------------------------------------------------------------------------
 

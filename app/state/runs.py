@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TypeGuard
 
-from app.actions import (
+from app.state.actions import (
     BytesReceived,
     CancelSettled,
     EventReceived,
@@ -41,8 +41,10 @@ from app.actions import (
     StreamEnded,
     StreamFailed,
 )
-from app.parts import apply_content
-from app.protocol import (
+from app.state.parts import apply_content
+from app.state.state import ErrorInfo, Replay, RunState, RunStatus
+from app.state.trace import Gap, GapReplay, ReplayOutcome, Resume, RunTrace
+from app.wire.protocol import (
     TERMINAL_TYPES,
     ContextInfoEvent,
     DoneEvent,
@@ -52,8 +54,6 @@ from app.protocol import (
     TextEvent,
     UserMessageIdEvent,
 )
-from app.state import ErrorInfo, Replay, RunState, RunStatus
-from app.trace import Gap, GapReplay, ReplayOutcome, Resume, RunTrace
 
 _CONTENT_DELTAS = frozenset({"text", "thinking"})  # what "first content" means in the trace
 

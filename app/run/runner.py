@@ -1,7 +1,7 @@
 """Run orchestration: open → decode → parse → dispatch, with timeouts, resume and cancel.
 
 Small coroutines over a :class:`RunEnv`; every outcome is a dispatched action, so the reducer
-stays the one place that decides state. Flows (Stop is in :mod:`app.cancel`)::
+stays the one place that decides state. Flows (Stop is in :mod:`app.run.cancel`)::
 
     drive(run)          open_run → read_stream → fill_gap → (dropped?) one automatic resume
     read_resumed(run)   open_events(after last seq, or 0 for a gap replay) → read_stream
@@ -28,7 +28,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from app.actions import (
+from app.run.config import ClientConfig
+from app.run.transport import ByteStream, Transport
+from app.state.actions import (
     Action,
     BytesReceived,
     EventReceived,
@@ -41,15 +43,13 @@ from app.actions import (
     StreamEnded,
     StreamFailed,
 )
-from app.api import RespondStreamBody
-from app.config import ClientConfig
-from app.errors import ChatError, HttpStatusError, TimeoutFired, TimeoutKind, TransportError
-from app.protocol import ParsedEvent, parse_event
-from app.sse import SSEDecoder, SSEMessage
-from app.state import ErrorInfo, RunState, State
-from app.store import Store
-from app.trace import Clock
-from app.transport import ByteStream, Transport
+from app.state.state import ErrorInfo, RunState, State
+from app.state.store import Store
+from app.state.trace import Clock
+from app.wire.api import RespondStreamBody
+from app.wire.errors import ChatError, HttpStatusError, TimeoutFired, TimeoutKind, TransportError
+from app.wire.protocol import ParsedEvent, parse_event
+from app.wire.sse import SSEDecoder, SSEMessage
 
 _End = Literal["eof", "stopped"]  # how a connection's reading ended
 

@@ -11,8 +11,7 @@ import json
 from html import escape
 from typing import Any
 
-from app.markdown import is_safe_image
-from app.parts import (
+from app.state.parts import (
     ContinuationPart,
     ImagePart,
     Part,
@@ -21,8 +20,9 @@ from app.parts import (
     ThinkingPart,
     ToolCallPart,
 )
-from app.state import ChatState, ContextInfo, ErrorInfo, MessageState, RunState, State
-from app.trace import format_trace
+from app.state.state import ChatState, ContextInfo, ErrorInfo, MessageState, RunState, State
+from app.state.trace import format_trace
+from app.ui.markdown import is_safe_image
 
 ERROR_TEXT = {
     "invalid_body": "The request was not understood by the server.",

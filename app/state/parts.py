@@ -21,7 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar
 
-from app.protocol import (
+from app.state.text import Text
+from app.wire.protocol import (
     ContinuationTransitionEvent,
     ImageGenerationCompletedEvent,
     ImageGenerationFailedEvent,
@@ -36,7 +37,6 @@ from app.protocol import (
     ToolResultEvent,
     parse_partial_arguments,
 )
-from app.text import Text
 
 ToolStatus = Literal["streaming", "completed", "done", "error"]
 ImageStatus = Literal["pending", "completed", "failed"]

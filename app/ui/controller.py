@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from app.chat_stream import ChatStream
+from app.run.chat_stream import ChatStream
 
 Effort = Literal["low", "medium", "high"]
 KeyIntent = Literal["send", "stop", "newline", "none"]

@@ -12,8 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from app.markdown import render_markdown, split_blocks
-from app.render import (
+from app.state.state import ChatState, MessageState, RunState, State
+from app.ui.markdown import render_markdown, split_blocks
+from app.ui.render import (
     answer_html,
     assistant_attributes,
     assistant_message_html,
@@ -27,7 +28,6 @@ from app.render import (
     toast_html,
     user_message_html,
 )
-from app.state import ChatState, MessageState, RunState, State
 
 SLOTS = ("#chat-title", "#chat-list", "#banner-slot", "#context-slot", "#toasts")
 

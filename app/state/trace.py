@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from app.errors import TimeoutKind
+from app.wire.errors import TimeoutKind
 
 Clock = Callable[[], float]
 """Returns a monotonic time in milliseconds."""

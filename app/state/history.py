@@ -15,8 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from app.api import ChatDetail, MessageOut
-from app.parts import (
+from app.state.parts import (
     ContinuationPart,
     ImagePart,
     Part,
@@ -26,9 +25,10 @@ from app.parts import (
     ThinkingPart,
     ToolCallPart,
 )
-from app.state import ChatState, EndReason, MessageState, RunState, RunStatus
-from app.text import Text
-from app.trace import RunTrace
+from app.state.state import ChatState, EndReason, MessageState, RunState, RunStatus
+from app.state.text import Text
+from app.state.trace import RunTrace
+from app.wire.api import ChatDetail, MessageOut
 
 _STATUS: dict[str, tuple[RunStatus, EndReason | None]] = {
     "running": ("interrupted", "detached"),
