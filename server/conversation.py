@@ -19,6 +19,7 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from app.state.parts import Parts, TextPart, ToolCallPart, parts_from_json
 from server.db import Database, Row, now
 from server.providers.base import (
     AssistantMessage,
@@ -58,7 +59,8 @@ def chat_history(
             messages.append(user_message(db, row["content"], json.loads(row["attachments"])))
             answer = answers.get(row["id"])
             if answer is not None:
-                messages += assistant_messages(json.loads(answer["parts"]), structured_tools)
+                parts = parts_from_json(json.loads(answer["parts"]))
+                messages += assistant_messages(parts, structured_tools)
     return merge_user_runs(messages)
 
 
@@ -111,7 +113,7 @@ def _inline_text(name: str, mime: str, data: bytes) -> str:
     return f'<attachment name="{name}" type="{mime}">\n{text}\n</attachment>'
 
 
-def assistant_messages(parts: Sequence[JsonObject], structured_tools: bool) -> list[Message]:
+def assistant_messages(parts: Parts, structured_tools: bool) -> list[Message]:
     """An answer's parts as assistant steps, each followed by its tool results (or, without
     structured tools, as one message with the calls written into its text)."""
     steps = list(_steps(parts))
@@ -126,42 +128,40 @@ def assistant_messages(parts: Sequence[JsonObject], structured_tools: bool) -> l
     return messages
 
 
-def _steps(parts: Sequence[JsonObject]) -> Iterator[tuple[str, list[JsonObject]]]:
+def _steps(parts: Parts) -> Iterator[tuple[str, list[ToolCallPart]]]:
     """(text, finished tool calls) per model call: text after a tool call starts a new one."""
     text: list[str] = []
-    calls: list[JsonObject] = []
+    calls: list[ToolCallPart] = []
     for part in parts:
-        if part.get("type") == "text":
+        if isinstance(part, TextPart):
             if calls:
                 yield "".join(text), calls
                 text, calls = [], []
-            text.append(str(part.get("text", "")))
-        elif part.get("type") == "tool_call" and part.get("status") in ("done", "error"):
+            text.append(part.text)
+        elif isinstance(part, ToolCallPart) and part.status in ("done", "error"):
             calls.append(part)
     if text or calls:
         yield "".join(text), calls
 
 
-def _tool_call(part: JsonObject) -> ToolCall:
-    arguments = part.get("arguments")
-    arguments = arguments if isinstance(arguments, dict) else {}
+def _tool_call(part: ToolCallPart) -> ToolCall:
+    arguments = dict(part.arguments)
     return ToolCall(
-        id=str(part.get("toolCallId", "")),
-        name=str(part.get("toolName", "")),
+        id=part.tool_call_id,
+        name=part.tool_name,
         arguments=arguments,
         arguments_text=json.dumps(arguments, ensure_ascii=False),
     )
 
 
-def _tool_output(part: JsonObject, call: ToolCall) -> ToolOutput:
-    result = json.dumps(part.get("result"), ensure_ascii=False)
-    return ToolOutput(call, result, is_error=bool(part.get("isError")))
+def _tool_output(part: ToolCallPart, call: ToolCall) -> ToolOutput:
+    return ToolOutput(call, json.dumps(part.result, ensure_ascii=False), is_error=part.is_error)
 
 
-def _call_as_text(part: JsonObject) -> str:
-    arguments = json.dumps(part.get("arguments") or {}, ensure_ascii=False)
-    result = json.dumps(part.get("result"), ensure_ascii=False)
-    return f"\n[tool {part.get('toolName')}({arguments}) returned {result}]\n"
+def _call_as_text(part: ToolCallPart) -> str:
+    arguments = json.dumps(dict(part.arguments), ensure_ascii=False)
+    result = json.dumps(part.result, ensure_ascii=False)
+    return f"\n[tool {part.tool_name}({arguments}) returned {result}]\n"
 
 
 def merge_user_runs(messages: list[Message]) -> list[Message]:

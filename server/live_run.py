@@ -6,11 +6,13 @@ import asyncio
 import contextlib
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from app.wire.api import RunStatus
 from server.db import now
-from server.parts import JsonObject, PartsBuilder
-from server.runlog import Frame
+from server.runlog import AnswerFold, Frame
+
+JsonObject = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +70,7 @@ class LiveRun:
         self.frames: list[Frame] = []
         self.status: RunStatus = "running"
         self.last_seq = 0
-        self.parts = PartsBuilder()
+        self.answer = AnswerFold(meta.run_id)
         self.task: asyncio.Task[None] | None = None
         self.readers = 0
         self.stopped = asyncio.Event()

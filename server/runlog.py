@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from app.state.parts import Parts, answer_text, fold, parts_to_json
+from app.wire.protocol import ParsedEvent, StreamEvent, parse_event
 from server.db import Database, Row, now
-from server.parts import JsonObject, PartsBuilder
 
 TERMINAL_STATUSES = frozenset({"completed", "cancelled", "failed", "interrupted"})
 
@@ -17,6 +18,30 @@ class Frame:
 
     seq: int | None
     data: str
+
+
+@dataclass(slots=True)
+class AnswerFold:
+    """A run's answer folded as the page folds it: this run's events, each seq once, in order."""
+
+    run_id: str
+    parts: Parts = ()
+    last_seq: int = 0
+
+    def apply(self, event: StreamEvent) -> None:
+        # NOTE: the page drops foreign runs' events and repeated seqs (SPEC §5); so does this.
+        if event.run_id != self.run_id or event.seq <= self.last_seq:
+            return
+        self.last_seq = event.seq
+        self.parts = fold(self.parts, event)
+
+    def apply_data(self, data: str) -> StreamEvent | None:
+        """Validate one logged event's JSON (an invalid one changes nothing) and apply it."""
+        parsed = parse_event(data)
+        if not isinstance(parsed, ParsedEvent):
+            return None
+        self.apply(parsed.event)
+        return parsed.event
 
 
 def insert_event(db: Database, run_id: str, seq: int | None, data: str) -> None:
@@ -37,15 +62,13 @@ def load_frames(db: Database, run_id: str, after: int) -> list[Frame]:
     return [Frame(row["seq"], row["data"]) for row in rows]
 
 
-def save_progress(
-    db: Database, run_id: str, message_id: str, last_seq: int, parts: list[JsonObject], text: str
-) -> None:
-    """Persist a running run's last seq and its message's parts so far."""
+def save_progress(db: Database, run_id: str, message_id: str, last_seq: int, parts: Parts) -> None:
+    """Persist a running run's last seq and its message's parts so far (and their text)."""
     with db.transaction():
         db.execute("UPDATE runs SET last_seq = ? WHERE id = ?", (last_seq, run_id))
         db.execute(
             "UPDATE messages SET parts = ?, content = ?, updated_at = ? WHERE id = ?",
-            (json.dumps(parts), text, now(), message_id),
+            (json.dumps(parts_to_json(parts)), answer_text(parts), now(), message_id),
         )
 
 
@@ -104,21 +127,11 @@ def recover_after_restart(db: Database) -> list[str]:
     """Runs left ``running`` by a previous process become ``interrupted``; returns their ids."""
     rows = db.all("SELECT id, message_id FROM runs WHERE status = 'running'")
     for row in rows:
-        builder = PartsBuilder()
+        answer = AnswerFold(row["id"])
         for frame in load_frames(db, row["id"], -(2**62)):
-            builder.apply(_payload(frame.data))
+            answer.apply_data(frame.data)
         last = db.one("SELECT MAX(seq) AS s FROM run_events WHERE run_id = ?", (row["id"],))
         last_seq = int(last["s"]) if last and last["s"] is not None else 0
-        save_progress(
-            db, row["id"], row["message_id"], last_seq, builder.snapshot(), builder.text()
-        )
+        save_progress(db, row["id"], row["message_id"], last_seq, answer.parts)
         finish(db, row["id"], row["message_id"], "interrupted", "server restarted")
     return [str(row["id"]) for row in rows]
-
-
-def _payload(data: str) -> JsonObject:
-    try:
-        value = json.loads(data)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}

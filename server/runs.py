@@ -19,7 +19,6 @@ from server import runlog
 from server.config import Config
 from server.db import Database, now
 from server.live_run import LiveRun, RunMeta, RunTrace
-from server.parts import JsonObject
 from server.runlog import Frame
 
 log = logging.getLogger("riacho.runs")
@@ -68,11 +67,16 @@ class RunRegistry:
         event = event.model_copy(
             update={"run_id": run.run_id, "seq": seq, "done": event.type in ("done", "error")}
         )
-        payload = event.model_dump(mode="json", by_alias=True)
-        return self.append(run, seq, encode_event(event), payload)
+        return self._log(run, seq, encode_event(event), event)
 
-    def append(self, run: LiveRun, seq: int | None, data: str, payload: JsonObject) -> Frame | None:
-        """Log one event (any JSON) and wake readers; refused once the run has ended."""
+    def append(self, run: LiveRun, seq: int | None, data: str) -> Frame | None:
+        """Log one frame's data as given (a test scenario's, any JSON) and wake readers."""
+        return self._log(run, seq, data, None)
+
+    def _log(
+        self, run: LiveRun, seq: int | None, data: str, event: StreamEvent | None
+    ) -> Frame | None:
+        """Log one event, fold it into the answer, wake readers; refused once the run ended."""
         if run.status != "running":
             run.trace.appends_refused += 1
             return None
@@ -82,9 +86,12 @@ class RunRegistry:
         run.trace.events_logged += 1
         if seq is not None:
             run.last_seq = max(run.last_seq, seq)
-        run.parts.apply(payload)
-        if payload.get("type") == "done" and isinstance(payload.get("stopReason"), str):
-            runlog.set_stop_reason(self.db, run.meta.message_id, payload["stopReason"])
+        if event is None:
+            event = run.answer.apply_data(data)
+        else:
+            run.answer.apply(event)
+        if isinstance(event, DoneEvent):
+            runlog.set_stop_reason(self.db, run.meta.message_id, event.stop_reason)
         run.dirty = True
         if time.monotonic() - run.last_flush >= FLUSH_INTERVAL_S:
             self._flush(run)
@@ -185,12 +192,7 @@ class RunRegistry:
     def _flush(self, run: LiveRun) -> None:
         if run.dirty:
             runlog.save_progress(
-                self.db,
-                run.run_id,
-                run.meta.message_id,
-                run.last_seq,
-                run.parts.snapshot(),
-                run.parts.text(),
+                self.db, run.run_id, run.meta.message_id, run.last_seq, run.answer.parts
             )
             run.dirty = False
         run.last_flush = time.monotonic()

@@ -118,7 +118,7 @@ class ScenarioPlayer:
         seq = payload["seq"] if type(payload["seq"]) is int else None
         self.last_seq = seq if seq is not None else self.last_seq + 1
         payload.setdefault("done", payload.get("type") in ("done", "error"))
-        frame = self.registry.append(self.run, seq, dumps(payload), payload)
+        frame = self.registry.append(self.run, seq, dumps(payload))
         if frame is not None:
             self.channel.send(Write(encode_frame(frame), event=True, seq=seq))
         if self.status is None:

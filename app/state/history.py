@@ -1,7 +1,8 @@
 """A chat's history from the server (``GET /api/chats/{id}``) as client state.
 
-Persisted parts are the camelCase JSON objects of ``server/parts.py``; :func:`parts_from_json`
-reads them tolerantly (an unknown or malformed part is skipped, never fatal).
+Persisted parts are the JSON of the one fold (:mod:`app.state.parts`), validated back into the
+same part values by :func:`~app.state.parts.parts_from_json` (an unknown or malformed part is
+skipped, never fatal).
 
 The server stores each assistant attempt as its own message answering ``parent_id``; the
 client groups the attempts of one answer into one :class:`MessageState` (attempt 1 first,
@@ -11,20 +12,9 @@ reason ``detached``: the store re-attaches to it at once by resuming (SPEC §5, 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
 
-from app.state.parts import (
-    ContinuationPart,
-    ImagePart,
-    Part,
-    Parts,
-    SystemEventPart,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-)
+from app.state.parts import TextPart, parts_from_json
 from app.state.state import ChatState, EndReason, MessageState, RunState, RunStatus
 from app.state.text import Text
 from app.state.trace import RunTrace
@@ -96,69 +86,3 @@ def _add_attempt(message: MessageState, run: RunState, runs: dict[str, RunState]
 def detached_runs(chat: ChatState) -> tuple[str, ...]:
     """Runs still running on the server when the history was read (to re-attach to)."""
     return tuple(r.run_id for r in chat.runs.values() if r.reason == "detached")
-
-
-# --- Parts persisted by the server (chat history) ----------------------------------------------
-
-
-def parts_from_json(items: Sequence[Mapping[str, Any]]) -> Parts:
-    """Parts from the server's persisted JSON parts; unknown or malformed items are skipped."""
-    parts: list[Part] = []
-    for item in items:
-        reader = _READERS.get(str(item.get("type")))
-        if reader is None:
-            continue
-        try:
-            parts.append(reader(item))
-        except (KeyError, TypeError, ValueError):
-            continue
-    return tuple(parts)
-
-
-def _str(item: Mapping[str, Any], key: str) -> str:
-    value = item.get(key)
-    return "" if value is None else str(value)
-
-
-def _opt(item: Mapping[str, Any], key: str) -> str | None:
-    value = item.get(key)
-    return None if value is None else str(value)
-
-
-def _tool_from_json(item: Mapping[str, Any]) -> ToolCallPart:
-    status = item.get("status")
-    arguments = item.get("arguments")
-    return ToolCallPart(
-        tool_call_id=str(item["toolCallId"]),
-        tool_name=_str(item, "toolName"),
-        arguments_text=_str(item, "argumentsText"),
-        arguments=arguments if isinstance(arguments, dict) else {},
-        status=status if status in ("streaming", "completed", "done", "error") else "completed",
-        result=item.get("result"),
-        is_error=bool(item.get("isError", False)),
-    )
-
-
-def _image_from_json(item: Mapping[str, Any]) -> ImagePart:
-    status = item.get("status")
-    return ImagePart(
-        image_id=str(item["imageId"]),
-        prompt=_str(item, "prompt"),
-        tool_call_id=_opt(item, "toolCallId"),
-        status=status if status in ("pending", "completed", "failed") else "pending",
-        url=_opt(item, "url"),
-        alt=_opt(item, "alt"),
-        error=_opt(item, "error"),
-    )
-
-
-_READERS: Mapping[str, Callable[[Mapping[str, Any]], Part]] = {
-    "text": lambda item: TextPart(Text(_str(item, "text"))),
-    "thinking": lambda item: ThinkingPart(Text(_str(item, "text"))),
-    "tool_call": _tool_from_json,
-    "image": _image_from_json,
-    "continuation": lambda item: ContinuationPart(
-        _str(item, "mode"), bool(item.get("recovered", False)), _opt(item, "reason")
-    ),
-    "system_event": lambda item: SystemEventPart(str(item["kind"]), _str(item, "message")),
-}

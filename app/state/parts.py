@@ -1,4 +1,9 @@
-"""The parts of an assistant answer, and how content events build them (SPEC §3).
+"""The one fold of stream events into an answer's parts (SPEC §3), shared by page and server.
+
+The page folds events into parts as they stream; the reference server folds the same events
+with the same function and persists the parts (:func:`parts_to_json`); the page reads a chat's
+history back into the same values (:func:`parts_from_json`). So a reloaded answer is the very
+answer that streamed.
 
 An answer is a tuple of parts in the order they first appeared::
 
@@ -17,9 +22,19 @@ The status words match the server's persisted parts (``server/parts.py``), which
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import (
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    TypeAdapter,
+    ValidationError,
+)
+from pydantic.alias_generators import to_camel
 
 from app.state.text import Text
 from app.wire.protocol import (
@@ -27,6 +42,7 @@ from app.wire.protocol import (
     ImageGenerationCompletedEvent,
     ImageGenerationFailedEvent,
     ImageGenerationStartedEvent,
+    StreamEvent,
     SystemEventEvent,
     TextEvent,
     ThinkingEvent,
@@ -42,11 +58,37 @@ ToolStatus = Literal["streaming", "completed", "done", "error"]
 ImageStatus = Literal["pending", "completed", "failed"]
 
 
+def _as_text(value: object) -> Text:
+    if isinstance(value, Text):
+        return value
+    if isinstance(value, str):
+        return Text(value)
+    raise ValueError("text must be a string")
+
+
+# NOTE: ``Text`` grows without copying; on the wire it is a plain string named ``text``.
+TextField = Annotated[
+    Text,
+    BeforeValidator(_as_text),
+    PlainSerializer(str, return_type=str),
+    Field(alias="text"),
+]
+_JSON = ConfigDict(
+    alias_generator=to_camel,
+    validate_by_name=True,
+    validate_by_alias=True,
+    extra="ignore",
+    arbitrary_types_allowed=True,
+)
+
+
 @dataclass(frozen=True, slots=True)
 class TextPart:
     """Answer text (markdown)."""
 
-    content: Text = field(default_factory=Text)
+    __pydantic_config__ = _JSON
+    content: TextField = field(default_factory=Text)
+    type: Literal["text"] = "text"
 
     @property
     def text(self) -> str:
@@ -58,7 +100,9 @@ class TextPart:
 class ThinkingPart:
     """One reasoning block."""
 
-    content: Text = field(default_factory=Text)
+    __pydantic_config__ = _JSON
+    content: TextField = field(default_factory=Text)
+    type: Literal["thinking"] = "thinking"
 
     @property
     def text(self) -> str:
@@ -70,6 +114,7 @@ class ThinkingPart:
 class ToolCallPart:
     """A tool call: live arguments while they stream, then the authoritative ones, then a result."""
 
+    __pydantic_config__ = _JSON
     tool_call_id: str
     tool_name: str = ""
     arguments_text: str = ""
@@ -77,12 +122,14 @@ class ToolCallPart:
     status: ToolStatus = "streaming"
     result: Any = None
     is_error: bool = False
+    type: Literal["tool_call"] = "tool_call"
 
 
 @dataclass(frozen=True, slots=True)
 class ImagePart:
     """A generated image: a placeholder, then the image or the failure."""
 
+    __pydantic_config__ = _JSON
     image_id: str
     prompt: str = ""
     tool_call_id: str | None = None
@@ -90,23 +137,28 @@ class ImagePart:
     url: str | None = None
     alt: str | None = None
     error: str | None = None
+    type: Literal["image"] = "image"
 
 
 @dataclass(frozen=True, slots=True)
 class ContinuationPart:
     """A continuation transition marker (``recovered`` turns true on success)."""
 
+    __pydantic_config__ = _JSON
     mode: str
     recovered: bool
     reason: str | None = None
+    type: Literal["continuation"] = "continuation"
 
 
 @dataclass(frozen=True, slots=True)
 class SystemEventPart:
     """A timeline marker such as ``tool_loop_exhausted``."""
 
+    __pydantic_config__ = _JSON
     kind: str
     message: str = ""
+    type: Literal["system_event"] = "system_event"
 
 
 Part = TextPart | ThinkingPart | ToolCallPart | ImagePart | ContinuationPart | SystemEventPart
@@ -126,6 +178,55 @@ ContentEvent = (
     | SystemEventEvent
 )
 _P = TypeVar("_P", bound=ToolCallPart | ImagePart)
+CONTENT_EVENTS = (
+    ThinkingStartEvent,
+    ThinkingEvent,
+    TextEvent,
+    ToolCallStartedEvent,
+    ToolCallArgumentsDeltaEvent,
+    ToolCallCompletedEvent,
+    ToolResultEvent,
+    ImageGenerationStartedEvent,
+    ImageGenerationCompletedEvent,
+    ImageGenerationFailedEvent,
+    ContinuationTransitionEvent,
+    SystemEventEvent,
+)
+PART_ADAPTER: TypeAdapter[Part] = TypeAdapter(Annotated[Part, Field(discriminator="type")])
+PARTS_ADAPTER: TypeAdapter[list[Part]] = TypeAdapter(
+    list[Annotated[Part, Field(discriminator="type")]]
+)
+
+
+def fold(parts: Parts, event: StreamEvent) -> Parts:
+    """The parts after any stream event (events that carry no content change nothing)."""
+    return apply_content(parts, event) if isinstance(event, CONTENT_EVENTS) else parts
+
+
+def fold_all(events: Iterable[StreamEvent], parts: Parts = ()) -> Parts:
+    """The parts of a whole sequence of events."""
+    for event in events:
+        parts = fold(parts, event)
+    return parts
+
+
+def parts_to_json(parts: Parts) -> list[dict[str, Any]]:
+    """The parts as camelCase JSON objects (what the server persists and answers)."""
+    dumped: list[dict[str, Any]] = PARTS_ADAPTER.dump_python(
+        list(parts), mode="json", by_alias=True
+    )
+    return dumped
+
+
+def parts_from_json(items: Iterable[object]) -> Parts:
+    """Parts from JSON objects; an unknown or malformed item is skipped, never fatal."""
+    parts: list[Part] = []
+    for item in items:
+        try:
+            parts.append(PART_ADAPTER.validate_python(item))
+        except ValidationError:
+            continue
+    return tuple(parts)
 
 
 def answer_text(parts: Parts) -> str:

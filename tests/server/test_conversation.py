@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from app.state.parts import parts_from_json
 from server.conversation import assistant_messages, merge_user_runs
 from server.providers.base import AssistantMessage, ToolCall, ToolOutput, UserMessage
 
@@ -35,7 +36,7 @@ def test_text_then_call_then_text_is_two_steps_with_the_result_between() -> None
         _text("It is 4."),
     ]
     call = ToolCall("c1", "calculator", {"expression": "2+2"}, '{"expression": "2+2"}')
-    assert assistant_messages(parts, structured_tools=True) == [
+    assert assistant_messages(parts_from_json(parts), structured_tools=True) == [
         AssistantMessage("Let me add. ", (call,)),
         ToolOutput(call, "4", is_error=False),
         AssistantMessage("It is 4."),
@@ -48,7 +49,9 @@ def test_text_then_call_then_text_is_two_steps_with_the_result_between() -> None
 )
 def test_a_call_without_a_result_is_not_sent(status: str) -> None:
     parts = [_text("Trying. "), _call("c1", status=status)]
-    assert assistant_messages(parts, structured_tools=True) == [AssistantMessage("Trying. ")]
+    assert assistant_messages(parts_from_json(parts), structured_tools=True) == [
+        AssistantMessage("Trying. ")
+    ]
 
 
 def test_without_structured_tools_the_answer_is_one_message_with_calls_as_text() -> None:
@@ -58,7 +61,7 @@ def test_without_structured_tools_the_answer_is_one_message_with_calls_as_text()
         _call("c2", status="error", result="bad"),
         _text("4"),
     ]
-    (message,) = assistant_messages(parts, structured_tools=False)
+    (message,) = assistant_messages(parts_from_json(parts), structured_tools=False)
     assert message == AssistantMessage(
         'Let me add.\n[tool calculator({"expression": "2+2"}) returned 4]\n'
         '\n[tool calculator({"expression": "2+2"}) returned "bad"]\n4'
@@ -66,7 +69,12 @@ def test_without_structured_tools_the_answer_is_one_message_with_calls_as_text()
 
 
 def test_an_answer_with_nothing_to_send_sends_nothing() -> None:
-    assert assistant_messages([{"type": "image", "imageId": "i"}], structured_tools=True) == []
+    assert (
+        assistant_messages(
+            parts_from_json([{"type": "image", "imageId": "i"}]), structured_tools=True
+        )
+        == []
+    )
 
 
 def test_consecutive_user_messages_merge_their_text_and_images() -> None:

@@ -1,21 +1,24 @@
-"""An assistant message's parts, built from its events (the shape ``app/history.py`` reads)."""
+"""What the server persists of an answer: its events folded by the one fold, as JSON (the
+shape ``GET /api/chats/{id}`` answers), and only the events the page itself would fold."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
-from server.parts import PartsBuilder
+from app.state.parts import parts_to_json
+from server.runlog import AnswerFold
 
 E = dict[str, Any]
 
 
-def build(events: list[E]) -> list[E]:
-    builder = PartsBuilder()
-    for event in events:
-        builder.apply(event)
-    return builder.snapshot()
+def build(events: list[E], run_id: str = "run_1") -> list[E]:
+    answer = AnswerFold(run_id)
+    for seq, event in enumerate(events, start=1):
+        answer.apply_data(json.dumps({"runId": run_id, "seq": seq, "done": False, **event}))
+    return parts_to_json(answer.parts)
 
 
 def text(value: str) -> E:
@@ -76,7 +79,7 @@ def text(value: str) -> E:
                     "toolCallId": "c",
                     "toolName": "",
                     "argumentsText": "",
-                    "arguments": None,
+                    "arguments": {},
                     "status": "error",
                     "result": "no",
                     "isError": True,
@@ -91,7 +94,7 @@ def text(value: str) -> E:
                 {
                     "type": "image_generation_completed",
                     "imageId": "i",
-                    "url": "data:image/png;,",
+                    "url": "data:image/png;base64,iVBORw0KGgo=",
                     "alt": "a",
                 },
             ],
@@ -102,7 +105,7 @@ def text(value: str) -> E:
                     "toolCallId": None,
                     "prompt": "p",
                     "status": "completed",
-                    "url": "data:image/png;,",
+                    "url": "data:image/png;base64,iVBORw0KGgo=",
                     "alt": "a",
                     "error": None,
                 }
@@ -150,8 +153,8 @@ def text(value: str) -> E:
                 {"type": "text"},
                 {"type": "thinking", "text": None},
             ],
-            [{"type": "thinking", "text": "None"}],
-            id="non-part-and-malformed-events",
+            [],
+            id="non-part-and-invalid-events-change-nothing",
         ),
     ],
 )
@@ -159,8 +162,17 @@ def test_events_build_parts(events: list[E], parts: list[E]) -> None:
     assert build(events) == parts
 
 
-def test_builder_resumes_from_persisted_parts() -> None:
-    builder = PartsBuilder([{"type": "text", "text": "Hel"}])
-    builder.apply(text("lo"))
-    assert builder.snapshot() == [{"type": "text", "text": "Hello"}]
-    assert builder.text() == "Hello"
+def test_only_events_the_page_would_fold_are_persisted() -> None:
+    answer = AnswerFold("run_1")
+    for seq, run_id, value in [
+        (1, "run_1", "a"),
+        (1, "run_1", "a"),
+        (2, "run_x", "?"),
+        (3, "run_1", "b"),
+    ]:
+        answer.apply_data(
+            json.dumps({"type": "text", "text": value, "runId": run_id, "seq": seq, "done": False})
+        )
+    answer.apply_data("{not json")
+    assert parts_to_json(answer.parts) == [{"type": "text", "text": "ab"}]
+    assert answer.last_seq == 3
