@@ -105,8 +105,18 @@ def on_next_stream(
     return seen
 
 
-def send(page: Page, prompt: str) -> Locator:
-    """Send ``prompt`` with the Send button; the answer's message."""
-    page.locator("textarea[name=prompt]").fill(prompt)
-    page.locator("[data-action=send]").click()
-    return page.locator("[data-role=assistant]").last
+def send(page: Page, prompt: str, *, press_enter: bool = False) -> Locator:
+    """Send ``prompt`` (Send button, or Enter); the assistant message of this very run, found
+    by the run id the page sent — never "the last message"."""
+    with page.expect_request(STREAM_ROUTE) as sent:
+        page.locator("textarea[name=prompt]").fill(prompt)
+        if press_enter:
+            page.locator("textarea[name=prompt]").press("Enter")
+        else:
+            page.locator("[data-action=send]").click()
+    return answer_of(page, json.loads(sent.value.post_data or "{}")["runId"])
+
+
+def answer_of(page: Page, run_id: str) -> Locator:
+    """The assistant message showing run ``run_id``."""
+    return page.locator(f'[data-role=assistant][data-run-id="{run_id}"]')

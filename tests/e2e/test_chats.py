@@ -6,7 +6,7 @@ from playwright.sync_api import BrowserContext, Page, expect
 
 from tests.e2e import scenarios
 from tests.e2e.conftest import BOOT_TIMEOUT_MS, LiveServer, PageGuard
-from tests.e2e.scenarios import StreamRequest, done, send, sleep, text
+from tests.e2e.scenarios import StreamRequest, answer_of, done, send, sleep, text
 
 STREAM_MS = 20_000
 
@@ -30,29 +30,35 @@ def test_switching_chats_never_mixes_answers_and_coming_back_shows_the_truth(
 
     riacho.locator(f"#chat-list [data-chat-id='{chat_a}']").click()
     expect(riacho.locator(f"[data-chat-id='{chat_a}']")).to_have_attribute("aria-current", "true")
-    answer = riacho.locator("[data-role=assistant]").last
+    answer = answer_of(riacho, seen[0].run_id)
     expect(answer).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
     expect(answer.locator(".message-text")).to_have_text("Alpha finished.")
 
 
 def test_reload_while_the_server_still_generates_reattaches_and_completes(
-    riacho: Page, server: LiveServer
+    riacho: Page, server: LiveServer, guard: PageGuard
 ) -> None:
-    scenarios.on_next_stream(
+    # NOTE: the pause outlasts a reload and a boot, so the reloaded page finds the run still
+    # going: it must re-attach (read the run's events) and see the text grow, not a history.
+    seen = scenarios.on_next_stream(
         riacho,
         server,
-        lambda _: [text("Before reload. "), sleep(2500), text("After reload."), done()],
+        lambda _: [text("Before reload. "), sleep(7000), text("After reload."), done()],
     )
     answer = send(riacho, "Survive a reload")
     expect(answer.locator(".message-text")).to_contain_text("Before reload.", timeout=STREAM_MS)
+    run_id = seen[0].run_id
 
-    riacho.reload()
-    riacho.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
-
-    answer = riacho.locator("[data-role=assistant]").last
+    with riacho.expect_request(f"**/api/runs/{run_id}/events*", timeout=BOOT_TIMEOUT_MS):
+        riacho.reload()
+        riacho.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
+    answer = answer_of(riacho, run_id)
+    expect(answer.locator(".message-text")).to_have_text("Before reload.")
+    assert answer.get_attribute("data-status") != "completed"
     expect(answer).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
     expect(answer.locator(".message-text")).to_have_text("Before reload. After reload.")
     expect(riacho.locator("[data-role=user]")).to_have_text(["Survive a reload"])
+    assert scenarios.run_record(server, run_id)["status"] == "completed"
 
 
 def test_lost_connection_offers_resume_which_finishes_the_same_run(
@@ -92,8 +98,11 @@ def test_regenerate_keeps_every_attempt_and_never_joins_them(
     riacho: Page, server: LiveServer
 ) -> None:
     scenarios.on_next_stream(riacho, server, lambda _: [text("First attempt."), done()])
-    answer = send(riacho, "Try twice")
-    expect(answer).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
+    first = send(riacho, "Try twice")
+    expect(first).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
+    # NOTE: the message keeps its id while the attempt it shows changes.
+    message_id = first.get_attribute("data-message-id")
+    answer = riacho.locator(f'[data-role=assistant][data-message-id="{message_id}"]')
 
     scenarios.on_next_stream(riacho, server, _second_attempt)
     answer.locator("[data-action=regenerate]").click()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import LiveServer, PageGuard
+from tests.e2e.scenarios import send
 
 
 def test_page_shell_is_visible_before_python_starts(page: Page, live_server: LiveServer) -> None:
@@ -16,29 +17,21 @@ def test_page_shell_is_visible_before_python_starts(page: Page, live_server: Liv
 
 
 def test_prompt_streams_answer_to_completion(app: Page) -> None:
-    app.locator("textarea[name=prompt]").fill("Hello there")
-    app.locator("textarea[name=prompt]").press("Enter")
-    expect(app.locator("[data-role=user]").last).to_contain_text("Hello there")
-    answer = app.locator("[data-role=assistant]").last
+    answer = send(app, "Hello there", press_enter=True)
+    expect(app.locator("[data-role=user]")).to_have_text(["Hello there"])
     expect(answer).to_have_attribute("data-status", "completed", timeout=30_000)
     expect(answer.locator(".message-text")).not_to_be_empty()
     assert (answer.get_attribute("data-run-id") or "").startswith("run_")
 
 
 def test_send_button_sends_too(app: Page) -> None:
-    app.locator("textarea[name=prompt]").fill("Via the button")
-    app.locator("[data-action=send]").click()
-    expect(app.locator("[data-role=assistant]").last).to_have_attribute(
-        "data-status", "completed", timeout=30_000
-    )
+    answer = send(app, "Via the button")
+    expect(answer).to_have_attribute("data-status", "completed", timeout=30_000)
 
 
 def test_loading_and_chatting_stays_on_this_machine(app: Page, guard: PageGuard) -> None:
-    app.locator("textarea[name=prompt]").fill("Anything off this machine?")
-    app.locator("[data-action=send]").click()
-    expect(app.locator("[data-role=assistant]").last).to_have_attribute(
-        "data-status", "completed", timeout=30_000
-    )
+    answer = send(app, "Anything off this machine?")
+    expect(answer).to_have_attribute("data-status", "completed", timeout=30_000)
     assert any(url.endswith("/pyodide.asm.wasm") for url in guard.requests)
     assert any("/api/respond/stream" in url for url in guard.requests)
     assert guard.nonlocal_requests == []

@@ -8,9 +8,10 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import LiveServer, serve
+from tests.e2e.scenarios import send
 
 ANSWER_TIMEOUT_MS = 30_000
 MODEL = "fake-model:0.5b"
@@ -39,22 +40,13 @@ def page_server(model_server: LiveServer) -> LiveServer:
     return model_server
 
 
-def _send(app: Page, prompt: str) -> Locator:
-    """Send ``prompt``; the assistant message of this very run."""
-    with app.expect_request("**/api/respond/stream") as sent:
-        app.locator("textarea[name=prompt]").fill(prompt)
-        app.locator("textarea[name=prompt]").press("Enter")
-    run_id = json.loads(sent.value.post_data or "{}")["runId"]
-    return app.locator(f'[data-role=assistant][data-run-id="{run_id}"]')
-
-
 def test_chat_with_a_model_runs_its_tool_and_answers_a_follow_up(
     app: Page, fake_provider: LiveServer
 ) -> None:
     expect(app.locator("select[name=model]")).to_have_value(MODEL)
     app.locator("[data-action=tools]").click()
 
-    answer = _send(app, "What is 12*7?")
+    answer = send(app, "What is 12*7?", press_enter=True)
     expect(answer).to_have_attribute("data-status", "completed", timeout=ANSWER_TIMEOUT_MS)
     call = answer.locator("[data-tool-call-id]")
     expect(call).to_have_attribute("data-tool-status", "done")
@@ -62,7 +54,7 @@ def test_chat_with_a_model_runs_its_tool_and_answers_a_follow_up(
     expect(call).to_contain_text("84")
     expect(answer.locator(".message-text")).to_have_text("The calculator says 84.")
 
-    follow_up = _send(app, "Thanks! What did I ask?")
+    follow_up = send(app, "Thanks! What did I ask?", press_enter=True)
     expect(follow_up).to_have_attribute("data-status", "completed", timeout=ANSWER_TIMEOUT_MS)
     expect(follow_up.locator(".message-text")).to_have_text(
         "You asked: “Thanks! What did I ask?”. Before that you asked: “What is 12*7?”."
