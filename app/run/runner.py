@@ -43,7 +43,7 @@ from app.state.actions import (
     StreamEnded,
     StreamFailed,
 )
-from app.state.state import ErrorInfo, RunState, State
+from app.state.state import ErrorInfo, GapHeld, Replaying, Resuming, RunState, State
 from app.state.store import Store
 from app.state.trace import Clock
 from app.wire.api import RespondStreamBody
@@ -111,15 +111,17 @@ async def drive(env: RunEnv, run_id: str, body: RespondStreamBody) -> None:
 async def read_resumed(env: RunEnv, run_id: str, window: Window) -> None:
     """Read a resumed run (``ResumeStarted`` already dispatched) from its last seq.
 
-    A gap replay (``run.replay`` set) reads the whole log, from seq 1.
+    A gap replay (phase ``Replaying``) reads the whole log, from seq 1.
     """
     run = env.run(run_id)
-    if run is None or not (run.status == "connecting" and run.resuming):
+    if run is None or run.status != "connecting":
         return
-    if run.replay is not None:
+    if isinstance(run.phase, Replaying):
         after = 0
+    elif isinstance(run.phase, Resuming):
+        after = run.phase.after_seq
     else:
-        after = run.trace.resumes[-1].after_seq if run.trace.resumes else run.last_seq
+        return
     try:
         chunks, opened = await _open(env, window, env.transport.open_events(run_id, after))
     except TimeoutFired as fired:
@@ -137,7 +139,7 @@ async def read_resumed(env: RunEnv, run_id: str, window: Window) -> None:
 async def fill_gap(env: RunEnv, run_id: str, window: Window) -> None:
     """The stream reached its terminal event after a gap: re-read the whole log to fill it."""
     run = env.run(run_id)
-    if run is None or not run.replay_due:
+    if run is None or not isinstance(run.phase, GapHeld):
         return
     env.dispatch(ReplayStarted(run_id, env.clock()))
     # NOTE: recursion ends here: a replay's seqs must be contiguous, so it never holds a
@@ -258,7 +260,7 @@ class _Connection:
     def _live(self) -> bool:
         """Still worth reading: the run is live and its terminal event is not held for a replay."""
         run = self.env.run(self.run_id)
-        return run is not None and run.is_live and not run.replay_due
+        return run is not None and run.is_live and not isinstance(run.phase, GapHeld)
 
     def _note_bytes(self) -> None:
         """Report the first bytes and new keepalive comments (liveness, for the trace)."""

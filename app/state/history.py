@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from app.state.parts import TextPart, parts_from_json
-from app.state.state import ChatState, EndReason, MessageState, RunState, RunStatus
+from app.state.state import ChatState, EndReason, MessageState, Restored, RunState, RunStatus
 from app.state.text import Text
 from app.state.trace import RunTrace
 from app.wire.api import ChatDetail, MessageOut
@@ -66,7 +66,7 @@ def run_from_message(chat_id: str, out: MessageOut) -> RunState:
         cancel="confirmed" if status == "cancelled" else None,
         has_gap=out.partial and status == "completed",
         message_id=out.id,
-        from_history=True,
+        phase=Restored(),
         trace=RunTrace(run_id, outcome=status),
     )
 

@@ -8,9 +8,11 @@ object when the action does not apply in the run's status. The sequence guard li
 - while resuming, the first event must be ``last_seq + 1``, else the run is ``interrupted``
   with reason ``gap``;
 - on a live stream a gap (``seq > last_seq + 1``) is recorded in ``trace.gaps`` and the run
-  goes on with ``has_gap`` set; its terminal event is then held (``replay_due``), not applied;
-- a gap replay (:class:`~app.state.Replay`, started by :class:`ReplayStarted`, or by a resume
-  of a gapped answer) must run 1, 2, 3…: it builds its parts aside until it reaches the live
+  goes on with ``has_gap`` set; its terminal event is then held (phase ``GapHeld``), not
+  applied;
+- a gap replay (phase :class:`~app.state.state.Replaying`, started by :class:`ReplayStarted`,
+  or by a resume of a gapped answer) must run 1, 2, 3…: it builds its parts aside until it
+  reaches the live
   copy's ``last_seq``, then they replace the gapped parts at once and the answer ends as the
   replay's terminal event says. A replay that skips a seq, fails, or ends before it caught up
   leaves the run ``interrupted`` with reason ``gap`` (``expired`` on 410) and the gapped copy.
@@ -42,7 +44,16 @@ from app.state.actions import (
     StreamFailed,
 )
 from app.state.parts import apply_content
-from app.state.state import ErrorInfo, Replay, RunState, RunStatus
+from app.state.state import (
+    ErrorInfo,
+    GapHeld,
+    Live,
+    Replaying,
+    Restored,
+    Resuming,
+    RunState,
+    RunStatus,
+)
 from app.state.trace import Gap, GapReplay, ReplayOutcome, Resume, RunTrace
 from app.wire.protocol import (
     TERMINAL_TYPES,
@@ -107,12 +118,12 @@ def receive(run: RunState, action: EventReceived) -> tuple[RunState, bool]:
     guarded, fresh = _guard(run, event.seq, at, terminal)
     if not fresh:
         return guarded, False
-    if guarded.replay is not None and not guarded.replay.caught_up:
-        return _apply_aside(guarded, guarded.replay, event, at), unseen
+    if isinstance(guarded.phase, Replaying):
+        return _apply_aside(guarded, guarded.phase, event, at), unseen
     if guarded.status == "connecting":
         guarded = replace(guarded, status="receiving")
     if terminal and guarded.has_gap:
-        return replace(guarded, replay_due=True), False
+        return replace(guarded, phase=GapHeld()), False
     return _apply(guarded, event, at), unseen
 
 
@@ -123,9 +134,7 @@ def _is_next_text(event: StreamEvent, run: RunState) -> TypeGuard[TextEvent]:
         and run.status == "receiving"
         and event.run_id == run.run_id
         and event.seq == run.last_seq + 1
-        and run.replay is None
-        and not run.resuming
-        and not run.from_history
+        and type(run.phase) is Live
         and run.trace.first_content is not None
     )
 
@@ -137,9 +146,8 @@ def _unseen(run: RunState, seq: int) -> bool:
 
 def _guard(run: RunState, seq: int, at: float, terminal: bool = False) -> tuple[RunState, bool]:
     """The run with ``seq`` seen, and whether it is new (the replay's guard while aside)."""
-    replay = run.replay
-    if replay is not None and not replay.caught_up:
-        return _guard_replay(run, replay, seq, at, terminal)
+    if isinstance(run.phase, Replaying):
+        return _guard_replay(run, run.phase, seq, at, terminal)
     return _guard_seq(run, seq, at)
 
 
@@ -150,15 +158,16 @@ def _guard_seq(run: RunState, seq: int, at: float) -> tuple[RunState, bool]:
         return _trace(run, duplicates_dropped=trace.duplicates_dropped + 1), False
     expected = run.last_seq + 1
     gaps = trace.gaps if seq == expected else (*trace.gaps, Gap(expected, seq))
-    if (run.resuming or run.replay is not None) and seq != expected:
-        interrupted = replace(run, resuming=False, reason="gap")
-        return _settle(interrupted, "interrupted", at, gaps=gaps), False
-    if run.from_history:  # NOTE: a replay from seq 1 rebuilds the parts the history showed
-        run = replace(run, parts=(), from_history=False)
+    phase = run.phase
+    strict = isinstance(phase, Resuming) or (isinstance(phase, Live) and phase.contiguous)
+    if strict and seq != expected:
+        return _settle(replace(run, reason="gap"), "interrupted", at, gaps=gaps), False
+    if isinstance(phase, Resuming) and phase.rebuild:
+        run = replace(run, parts=())  # NOTE: the log from seq 1 rebuilds what history showed
     advanced = replace(
         run,
         last_seq=seq,
-        resuming=False,
+        phase=phase if isinstance(phase, Live) else Live(),
         has_gap=run.has_gap or seq != expected,
         trace=replace(trace, gaps=gaps) if gaps is not trace.gaps else trace,
     )
@@ -166,7 +175,7 @@ def _guard_seq(run: RunState, seq: int, at: float) -> tuple[RunState, bool]:
 
 
 def _guard_replay(
-    run: RunState, replay: Replay, seq: int, at: float, terminal: bool
+    run: RunState, replay: Replaying, seq: int, at: float, terminal: bool
 ) -> tuple[RunState, bool]:
     """Replayed seqs run 1, 2, 3…; reaching the live copy (or a terminal) swaps the parts."""
     if seq <= replay.last_seq:
@@ -176,23 +185,22 @@ def _guard_replay(
         unfilled = replace(_unfill(run, "gap", at, Gap(expected, seq)), reason="gap")
         return _settle(unfilled, "interrupted", at), False
     if seq < run.last_seq and not terminal:
-        return replace(run, replay=replace(replay, last_seq=seq)), True
+        return replace(run, phase=replace(replay, last_seq=seq)), True
     filled = replace(
         run,
         status="receiving",
         parts=replay.parts,
         last_seq=seq,
         has_gap=False,
-        resuming=False,
-        replay=Replay(last_seq=seq, caught_up=True),
+        phase=Live(contiguous=True),
     )
     return replace(filled, trace=run.trace.with_replay_outcome("filled", at)), True
 
 
-def _apply_aside(run: RunState, replay: Replay, event: StreamEvent, at: float) -> RunState:
+def _apply_aside(run: RunState, replay: Replaying, event: StreamEvent, at: float) -> RunState:
     """Build the replayed copy aside; the gapped copy stays on screen until it is caught up."""
     shadow = _apply(replace(run, parts=replay.parts), event, at)
-    return replace(shadow, parts=run.parts, replay=replace(replay, parts=shadow.parts))
+    return replace(shadow, parts=run.parts, phase=replace(replay, parts=shadow.parts))
 
 
 def _apply(run: RunState, event: StreamEvent, at: float) -> RunState:
@@ -251,7 +259,7 @@ def _ended(run: RunState, action: StreamEnded) -> RunState:
         return run
     drop = f"{action.reason}: {action.detail}" if action.detail else action.reason
     reason = "gap" if run.filling_gap else action.reason
-    ended = replace(_unfill(run, "failed", action.at), reason=reason, resuming=False)
+    ended = replace(_unfill(run, "failed", action.at), reason=reason)
     return _settle(ended, "interrupted", action.at, drops=(*run.trace.drops, drop))
 
 
@@ -259,7 +267,7 @@ def _failed(run: RunState, action: StreamFailed) -> RunState:
     if not run.is_live:
         return run
     failed = _unfill(run, "failed", action.at)
-    failed = replace(failed, reason=action.reason, error=action.error, resuming=False)
+    failed = replace(failed, reason=action.reason, error=action.error)
     if action.reason == "protocol":
         failed = replace(failed, trace=failed.trace.with_issue(action.error.message))
     return _settle(failed, "failed", action.at, timeout_fired=action.timeout)
@@ -269,9 +277,9 @@ def _resume_failed(run: RunState, action: ResumeFailed) -> RunState:
     if not (run.status == "connecting" and run.resuming):
         return run
     expired = action.reason == "expired"
-    reason = "gap" if run.replay is not None and not expired else action.reason
+    reason = "gap" if isinstance(run.phase, Replaying) and not expired else action.reason
     failed = _unfill(run, "expired" if expired else "failed", action.at)
-    failed = replace(failed, reason=reason, error=action.error, resuming=False)
+    failed = replace(failed, reason=reason, error=action.error)
     return _settle(failed, "interrupted", action.at)
 
 
@@ -279,12 +287,7 @@ def _stop(run: RunState, action: StopRequested) -> RunState:
     if not run.is_live:
         return run
     stopping = replace(
-        _unfill(run, "stopped", action.at),
-        status="cancelling",
-        cancel="pending",
-        resuming=False,
-        replay_due=False,
-        replay=None,
+        _unfill(run, "stopped", action.at), status="cancelling", cancel="pending", phase=Live()
     )
     return _trace(stopping, cancel_requested=action.at, cancel_settled=None, cancel_outcome=None)
 
@@ -310,24 +313,25 @@ def start_resume(run: RunState, action: ResumeStarted) -> RunState:
         run = _trace(run, cancel_settled=action.at, cancel_outcome="completed_first")
     elif not run.can_resume:
         return run
-    after = 0 if run.from_history or run.has_gap else run.last_seq
+    restored = isinstance(run.phase, Restored)
+    after = 0 if restored or run.has_gap else run.last_seq
     mark = Resume(action.at, after, action.automatic, action.recovering)
     resumed = replace(run, reason=None, error=None, cancel=None)
     resumed = _trace(resumed, resumes=(*run.trace.resumes, mark), terminal=None, outcome=None)
     if run.has_gap:  # NOTE: reading on after last_seq would keep the hole: replay it all
         return _begin_replay(resumed, action.at)
-    return replace(resumed, status="connecting", resuming=True)
+    return replace(resumed, status="connecting", phase=Resuming(after, rebuild=restored))
 
 
 def _start_replay(run: RunState, action: ReplayStarted) -> RunState:
-    if not (run.is_live and run.replay_due):
+    if not (run.is_live and isinstance(run.phase, GapHeld)):
         return run
-    return _begin_replay(replace(run, replay_due=False), action.at)
+    return _begin_replay(run, action.at)
 
 
 def _begin_replay(run: RunState, at: float) -> RunState:
     """``connecting`` to the whole log; the gapped parts stay shown until it catches up."""
-    replaying = replace(run, status="connecting", resuming=True, replay=Replay())
+    replaying = replace(run, status="connecting", phase=Replaying())
     return _trace(replaying, replays=(*run.trace.replays, GapReplay(at)))
 
 
@@ -336,7 +340,7 @@ def _unfill(run: RunState, outcome: ReplayOutcome, at: float, gap: Gap | None = 
     if not run.filling_gap:
         return run
     trace = run.trace.with_replay_outcome(outcome, at, gap)
-    return replace(run, replay=None, replay_due=False, trace=trace)
+    return replace(run, phase=Live(), trace=trace)
 
 
 def restore(run: RunState, action: RunRestored) -> RunState:
@@ -357,8 +361,10 @@ def restore(run: RunState, action: RunRestored) -> RunState:
 
 
 def _settle(run: RunState, status: RunStatus, at: float, **trace: object) -> RunState:
-    """``status`` with the trace's terminal time and outcome (plus ``trace`` fields)."""
-    settled = replace(run, status=status, replay=None, replay_due=False)
+    """``status`` with the trace's terminal time and outcome (plus ``trace`` fields); a run
+    read back from the history stays ``Restored``, any other reading phase ends."""
+    phase = run.phase if isinstance(run.phase, Restored) else Live()
+    settled = replace(run, status=status, phase=phase)
     return _trace(settled, terminal=at, outcome=status, **trace)
 
 

@@ -19,10 +19,14 @@ Shape (frozen dataclasses; mappings are never mutated, only replaced)::
         an assistant message lists its attempts in ``run_ids`` (attempt 1 first) and shows
         ``run_ids[shown]``; attempts are never joined.
 
-    RunState(run_id, chat_id, attempt, status, parts, last_seq, reason, error, stop_reason,
-             cancel, has_gap, message_id, user_message_id, retry_of_run_id, resuming,
-             from_history, replay_due, replay, trace)
-    └── replay: Replay(parts, last_seq, caught_up)   the whole log re-read to fill a gap
+    RunState(run_id, chat_id, attempt, status, phase, parts, last_seq, reason, error,
+             stop_reason, cancel, has_gap, message_id, user_message_id, retry_of_run_id, trace)
+    └── phase: how its events are being read (one of, so no meaningless mix can exist):
+        Live(contiguous)        the run's events as they come
+        Resuming(after_seq)     a resume: the first event must be after_seq + 1
+        GapHeld()               the terminal event came after a live gap: held for a replay
+        Replaying(parts, …)     the whole log re-read from seq 1, building parts aside
+        Restored()              settled from the chat history (parts read back, not folded here)
 """
 
 from __future__ import annotations
@@ -101,17 +105,47 @@ class FallbackNotice:
 
 
 @dataclass(frozen=True, slots=True)
-class Replay:
+class Live:
+    """Reading the run's events as they come; ``contiguous`` once a gap replay caught up (a
+    second gap would leave a hole, so it interrupts the run instead)."""
+
+    contiguous: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Resuming:
+    """A resume asked for the events after ``after_seq``: the first must be ``after_seq + 1``.
+    ``rebuild``: the parts on screen were read back from the history and the log is read from
+    seq 1, so they are replaced by what it folds."""
+
+    after_seq: int
+    rebuild: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class GapHeld:
+    """The terminal event came after a gap on the live stream: held until a replay fills it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Replaying:
     """The run's whole event log re-read from seq 1 to fill a gap in the live copy.
 
     Until it reaches the run's ``last_seq`` the replayed events build ``parts`` aside and the
     gapped copy stays on screen; then its parts replace the gapped ones at once (never joined)
-    and it is ``caught_up``: it continues the answer, and its seqs must stay contiguous.
+    and the run is ``Live(contiguous=True)``.
     """
 
     parts: Parts = ()
     last_seq: int = 0
-    caught_up: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Restored:
+    """Settled from the chat history: its parts were read back, not folded from events here."""
+
+
+Phase = Live | Resuming | GapHeld | Replaying | Restored
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +156,7 @@ class RunState:
     chat_id: str
     attempt: int = 1
     status: RunStatus = "connecting"
+    phase: Phase = Live()
     parts: Parts = ()
     last_seq: int = 0  # the highest seq seen (skipped unknown types included)
     reason: EndReason | None = None  # why it is interrupted or failed
@@ -132,10 +167,6 @@ class RunState:
     message_id: str | None = None  # the server's id of this attempt's message
     user_message_id: str | None = None  # from ``user_message_id``
     retry_of_run_id: str | None = None
-    resuming: bool = False  # reading a resume: the next event must be last_seq + 1
-    from_history: bool = False  # parts came from the chat history, not from events
-    replay_due: bool = False  # the terminal event came after a gap: held until a replay
-    replay: Replay | None = None  # reading the log from seq 1 to fill the gap (see Replay)
     trace: RunTrace = field(default_factory=lambda: RunTrace(""))
 
     @property
@@ -154,9 +185,14 @@ class RunState:
         return self.status != "completed" or self.has_gap
 
     @property
+    def resuming(self) -> bool:
+        """Reading a resume or a replay ("Resuming…")."""
+        return isinstance(self.phase, Resuming | Replaying)
+
+    @property
     def filling_gap(self) -> bool:
         """A replay is due or rebuilding the answer aside (the parts shown have a gap)."""
-        return self.replay_due or (self.replay is not None and not self.replay.caught_up)
+        return isinstance(self.phase, GapHeld | Replaying)
 
     @property
     def can_resume(self) -> bool:

@@ -17,6 +17,7 @@ from app.state.parts import (
     ToolCallPart,
     parts_from_json,
 )
+from app.state.state import Restored
 from app.state.text import Text
 from app.wire.api import MessageOut
 from tests.unit.fakes import detail
@@ -77,7 +78,7 @@ STATUSES = [
 @pytest.mark.parametrize(("stored", "status", "reason"), STATUSES)
 def test_run_status_from_history(stored: Any, status: str, reason: str | None) -> None:
     run = run_from_message("c1", MessageOut(id="a", role="assistant", status=stored, run_id="r"))
-    assert (run.status, run.reason, run.from_history) == (status, reason, True)
+    assert (run.status, run.reason, run.phase) == (status, reason, Restored())
 
 
 def test_a_message_without_run_id_or_parts_still_shows_its_text() -> None:

@@ -35,7 +35,19 @@ from app.state.actions import (
 )
 from app.state.parts import answer_text
 from app.state.reducer import reduce
-from app.state.state import ChatState, ErrorInfo, MessageState, RunState, RunStatus, State
+from app.state.state import (
+    ChatState,
+    ErrorInfo,
+    GapHeld,
+    Live,
+    MessageState,
+    Phase,
+    Replaying,
+    Resuming,
+    RunState,
+    RunStatus,
+    State,
+)
 from app.state.trace import Gap, RunTrace
 from app.wire.protocol import ParsedEvent, SkippedFrame, parse_event
 
@@ -156,7 +168,7 @@ TRANSITIONS = [
         id="cancel-unconfirmed",
     ),
     pytest.param(
-        run("connecting", resuming=True, last_seq=3),
+        run("connecting", phase=Resuming(3), last_seq=3),
         ResumeFailed("r1", 5.0, "expired", ERR),
         {"status": "interrupted", "reason": "expired", "can_resume": False},
         id="resume-410-expired",
@@ -242,7 +254,8 @@ def test_sequence_guard(
     seeded = the_run(
         reduce(reduce(state_with(run()), event("text", 1, text="a")), event("text", 2, text="b"))
     )  # text "ab", last_seq 2
-    seeded = replace(seeded, status="connecting" if resuming else "receiving", resuming=resuming)
+    phase = Resuming(seeded.last_seq) if resuming else Live()
+    seeded = replace(seeded, status="connecting" if resuming else "receiving", phase=phase)
     after = the_run(reduce(state_with(seeded), event("text", seq, text="X")))
     assert {name: getattr(after, name) for name in expected} == expected
     assert (after.trace.duplicates_dropped, after.trace.gaps) == counters
@@ -278,17 +291,29 @@ def gapped(status: RunStatus = "receiving", **fields: Any) -> RunState:
     return replace(the_run(state), status=status, **fields)
 
 
+def phase_view(phase: Phase) -> tuple[object, ...]:
+    """A phase as a comparable tuple (a replay's parts as their text)."""
+    match phase:
+        case Live(contiguous=contiguous):
+            return ("live", contiguous)
+        case Resuming(after_seq=after):
+            return ("resuming", after)
+        case GapHeld():
+            return ("held",)
+        case Replaying(parts=parts, last_seq=last_seq):
+            return ("replaying", answer_text(parts), last_seq)
+    return ("restored",)
+
+
 def replay_view(current: RunState) -> dict[str, Any]:
     """What a gap replay changes, in one comparable dict."""
-    replay = current.replay
     return {
         "status": current.status,
         "reason": current.reason,
         "text": current.text,
         "last_seq": current.last_seq,
         "has_gap": current.has_gap,
-        "replay_due": current.replay_due,
-        "replay": replay and (answer_text(replay.parts), replay.last_seq, replay.caught_up),
+        "phase": phase_view(current.phase),
         "outcomes": [r.outcome for r in current.trace.replays],
     }
 
@@ -313,25 +338,25 @@ REPLAY = [
     pytest.param(
         gapped(),
         [done_at(4)],
-        {"status": "receiving", "replay_due": True, "last_seq": 4, "text": "ac", "replay": None},
+        {"status": "receiving", "phase": ("held",), "last_seq": 4, "text": "ac"},
         id="terminal-after-a-gap-is-held",
     ),
     pytest.param(
         gapped(),
         HELD,
-        {"status": "connecting", "replay_due": False, "replay": ("", 0, False), "outcomes": [None]},
+        {"status": "connecting", "phase": ("replaying", "", 0), "outcomes": [None]},
         id="replay-started-keeps-the-gapped-copy",
     ),
     pytest.param(
         gapped(),
         [*HELD, *replayed(1, 2)],
-        {"status": "connecting", "text": "ac", "replay": ("ab", 2, False), "has_gap": True},
+        {"status": "connecting", "text": "ac", "phase": ("replaying", "ab", 2), "has_gap": True},
         id="replayed-events-build-aside",
     ),
     pytest.param(
         gapped(),
         [*HELD, *replayed(1, 1), unknown(2)],
-        {"replay": ("a", 2, False)},
+        {"phase": ("replaying", "a", 2)},
         id="replay-drops-duplicates-and-counts-unknown-types",
     ),
     pytest.param(
@@ -343,7 +368,13 @@ REPLAY = [
     pytest.param(
         gapped(),
         [*HELD, *replayed(1, 3)],
-        {"status": "interrupted", "reason": "gap", "text": "ac", "has_gap": True, "replay": None},
+        {
+            "status": "interrupted",
+            "reason": "gap",
+            "text": "ac",
+            "has_gap": True,
+            "phase": ("live", False),
+        },
         id="replay-gap-interrupts-keeping-the-live-copy",
     ),
     pytest.param(
@@ -373,31 +404,31 @@ REPLAY = [
     pytest.param(
         gapped(),
         [*HELD, *replayed(1), StopRequested("r1", 5.0)],
-        {"status": "cancelling", "text": "ac", "has_gap": True, "replay": None},
+        {"status": "cancelling", "text": "ac", "has_gap": True, "phase": ("live", False)},
         id="stop-during-replay",
     ),
     pytest.param(
         gapped(),
         [done_at(4), StopRequested("r1", 5.0)],
-        {"status": "cancelling", "replay_due": False, "outcomes": []},
+        {"status": "cancelling", "phase": ("live", False), "outcomes": []},
         id="stop-while-the-terminal-is-held",
     ),
     pytest.param(
         gapped("interrupted", reason="eof"),
         RESUMED,
-        {"status": "connecting", "reason": None, "replay": ("", 0, False), "text": "ac"},
+        {"status": "connecting", "reason": None, "phase": ("replaying", "", 0), "text": "ac"},
         id="resume-of-a-gapped-answer-replays-it-all",
     ),
     pytest.param(
         gapped("interrupted", reason="eof"),
         [*RESUMED, *replayed(1, 2)],
-        {"status": "connecting", "text": "ac", "replay": ("ab", 2, False)},
+        {"status": "connecting", "text": "ac", "phase": ("replaying", "ab", 2)},
         id="replay-behind-the-live-copy-stays-aside",
     ),
     pytest.param(
         gapped("interrupted", reason="eof"),
         [*RESUMED, *replayed(1, 2, 3)],
-        {"status": "receiving", "text": "abc", "has_gap": False, "replay": ("", 3, True)},
+        {"status": "receiving", "text": "abc", "has_gap": False, "phase": ("live", True)},
         id="replay-reaching-the-live-copy-swaps-and-goes-on",
     ),
     pytest.param(
@@ -409,7 +440,7 @@ REPLAY = [
     pytest.param(
         gapped("interrupted", reason="eof"),
         [*RESUMED, *replayed(1, 2, 3, 4), done_at(5)],
-        {"status": "completed", "text": "abcd", "has_gap": False, "replay": None},
+        {"status": "completed", "text": "abcd", "has_gap": False, "phase": ("live", False)},
         id="caught-up-replay-continues-the-answer",
     ),
 ]
@@ -494,7 +525,7 @@ UNCHANGED = [
     pytest.param(run("receiving"), ResumeStarted("r9", 1.0), id="resume-unknown-run"),
     pytest.param(run("receiving"), ReplayStarted("r1", 1.0), id="replay-without-a-held-terminal"),
     pytest.param(
-        run("completed", replay_due=True), ReplayStarted("r1", 1.0), id="replay-of-a-settled-run"
+        run("completed", phase=GapHeld()), ReplayStarted("r1", 1.0), id="replay-of-a-settled-run"
     ),
     pytest.param(
         run("receiving"), RunRestored("r9", 1.0, run("completed")), id="restore-unknown-run"

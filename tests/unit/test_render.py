@@ -27,7 +27,8 @@ from app.state.state import (
     ErrorInfo,
     FallbackNotice,
     MessageState,
-    Replay,
+    Replaying,
+    Resuming,
     RunState,
     State,
 )
@@ -119,7 +120,7 @@ PARTIAL = frozenset({"partial"})
 STATUS_CASES = [
     pytest.param({"status": "connecting"}, Expect("Waiting for the answer…"), id="connecting"),
     pytest.param(
-        {"status": "connecting", "resuming": True}, Expect("Resuming…"), id="connecting-resume"
+        {"status": "connecting", "phase": Resuming(2)}, Expect("Resuming…"), id="connecting-resume"
     ),
     pytest.param({"status": "receiving"}, Expect("Answering…"), id="receiving"),
     pytest.param(
@@ -709,6 +710,6 @@ def test_every_text_value_is_escaped(make_html: Callable[[], str], shown: str) -
 
 
 def test_a_run_filling_a_gap_says_so() -> None:
-    run = RunState("r1", "c1", status="connecting", resuming=True, replay=Replay())
+    run = RunState("r1", "c1", status="connecting", phase=Replaying())
     assert run.filling_gap
     assert status_text(run) == "Filling in a missing part of the answer…"

@@ -8,7 +8,7 @@ from typing import Any
 
 from app.run.chat_stream import ChatStream
 from app.state.parts import ToolCallPart
-from app.state.state import State
+from app.state.state import Live, Replaying, State
 from app.state.trace import Gap, format_trace
 from app.wire.errors import HttpStatusError, TransportError
 from tests.unit.fakes import (
@@ -407,7 +407,9 @@ async def test_stop_during_a_replay_is_cancelled_as_the_server_answers() -> None
     fake.events.append(Script([text(1, "a"), Pause()]))
     log = StatusLog(chat)
     chat.send("x")
-    await until(chat, lambda s: (r := s.runs["run_1"].replay) is not None and r.last_seq == 1)
+    await until(
+        chat, lambda s: isinstance(r := s.runs["run_1"].phase, Replaying) and r.last_seq == 1
+    )
 
     await finish(chat.stop())
 
@@ -419,7 +421,7 @@ async def test_stop_during_a_replay_is_cancelled_as_the_server_answers() -> None
         "cancelling/pending",
         "cancelled/confirmed",
     ]
-    assert (run.text, run.has_gap, run.is_partial, run.replay) == ("ac", True, True, None)
+    assert (run.text, run.has_gap, run.is_partial, run.phase) == ("ac", True, True, Live())
     assert [r.outcome for r in run.trace.replays] == ["stopped"]
     assert fake.cancelled == ["run_1"]
 
@@ -431,7 +433,9 @@ async def test_stop_during_a_replay_of_a_finished_run_shows_the_server_result() 
     fake.cancel_answers.append("completed")  # it ended before the cancel
     log = StatusLog(chat)
     chat.send("x")
-    await until(chat, lambda s: (r := s.runs["run_1"].replay) is not None and r.last_seq == 1)
+    await until(
+        chat, lambda s: isinstance(r := s.runs["run_1"].phase, Replaying) and r.last_seq == 1
+    )
 
     await finish(chat.stop())
 

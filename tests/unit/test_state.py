@@ -11,8 +11,10 @@ from app.state.state import (
     ChatState,
     ContextInfo,
     EndReason,
+    GapHeld,
+    Live,
     MessageState,
-    Replay,
+    Replaying,
     RunState,
     RunStatus,
     State,
@@ -92,9 +94,9 @@ def test_run_flags(
 FILLING_GAP = [
     pytest.param({}, False, id="no-gap"),
     pytest.param({"has_gap": True}, False, id="gap-still-streaming"),
-    pytest.param({"has_gap": True, "replay_due": True}, True, id="terminal-held"),
-    pytest.param({"status": "connecting", "replay": Replay()}, True, id="replay-aside"),
-    pytest.param({"replay": Replay(last_seq=3, caught_up=True)}, False, id="replay-caught-up"),
+    pytest.param({"has_gap": True, "phase": GapHeld()}, True, id="terminal-held"),
+    pytest.param({"status": "connecting", "phase": Replaying()}, True, id="replay-aside"),
+    pytest.param({"phase": Live(contiguous=True)}, False, id="replay-caught-up"),
 ]
 
 
