@@ -17,22 +17,6 @@ from app.ui.view import View
 from app.wire.errors import ChatError
 
 
-def _compact(stream: ChatStream, api_base: str) -> Callable[[str], None]:
-    """Ask the server to compact a chat; the next ``context_info`` shows the drop."""
-
-    def compact(chat_id: str) -> None:
-        async def run() -> None:
-            url = f"{api_base}/api/chats/{chat_id}/compact"
-            try:
-                await net.fetch_json(url, method="POST", payload={})
-            except ChatError as error:
-                stream.report_error(error)
-
-        edge.spawn(run())
-
-    return compact
-
-
 def _remember_active_chat(state: State, previous: State) -> None:
     if state.active_chat_id != previous.active_chat_id:
         edge.remember_chat(state.active_chat_id)
@@ -48,23 +32,35 @@ def _refresh_titles(stream: ChatStream) -> Callable[[State, State], None]:
     return on_change
 
 
-async def _api_base() -> str:
-    """``apiBase`` from ``config.json`` (a static deploy points it at the backend)."""
+def _teardown(stream: ChatStream, bindings: page.Page) -> Callable[[], None]:
+    """Leaving the page: stop every task (aborting its requests) and every listener."""
+
+    def teardown() -> None:
+        stream.close()
+        bindings.teardown()
+
+    return teardown
+
+
+async def _backend() -> net.Backend:
+    """Where the API is: ``apiBase`` from ``config.json`` (a static deploy points it there)."""
     try:
         config = await net.fetch_json("./config.json")
     except (ChatError, ValueError):  # NOTE: no (or no valid) config.json means same origin
-        return ""
-    return str(config.get("apiBase", "")) if isinstance(config, dict) else ""
+        return net.Backend()
+    return net.Backend(str(config.get("apiBase", "")) if isinstance(config, dict) else "")
 
 
 async def main() -> None:
     config = ClientConfig.from_query(edge.query_params())
     for warning in config.warnings:
         edge.log(f"riacho config: {warning}")
-    api_base = await _api_base()
-    await net.fetch_json(f"{api_base}/api/session")
+    backend = await _backend()
+    api = net.BrowserApi(backend)
+    await api.start_session()
     stream = ChatStream(
-        net.BrowserTransport(api_base),
+        net.BrowserStreams(backend),
+        api,
         config=config,
         clock=edge.now_ms,
         is_online=edge.is_online,
@@ -75,10 +71,12 @@ async def main() -> None:
     stream.subscribe(coalescer.on_change)
     stream.subscribe(_remember_active_chat)
     stream.subscribe(_refresh_titles(stream))
-    controller = Controller(stream, page.copy_to_clipboard, _compact(stream, api_base))
-    bindings = page.Page(controller, api_base)
+    controller = Controller(stream, page.copy_to_clipboard)
+    bindings = page.Page(controller, api)
     bindings.bind()
-    await asyncio.gather(page.load_models(api_base), stream.refresh_chats())
+    edge.on_page_hide(_teardown(stream, bindings))
+    models, _ = await asyncio.gather(api.list_models(), stream.refresh_chats())
+    page.show_models(models)
     chat_id = edge.active_chat_from_url()
     if chat_id is not None and chat_id in stream.get_state().chats:
         stream.select_chat(chat_id)

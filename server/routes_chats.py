@@ -7,7 +7,7 @@ from typing import Any
 
 from aiohttp import web
 
-from app.wire.api import ChatDetail, ChatSummary, MessageOut
+from app.wire.api import ChatDetail, ChatSummary, CompactionResult, MessageOut
 from server.auth import current_user
 from server.catalog import ProviderModel
 from server.compaction import compact_with_model
@@ -139,14 +139,13 @@ async def compact_chat(request: web.Request) -> web.Response:
             raise pre_stream_error(failure) from failure
     else:
         before, after = compact(svc.db, row["id"], svc.config.context_window_tokens)
-    return answer(
-        {
-            "chatId": row["id"],
-            "usedTokensBefore": before.used_tokens,
-            "usedTokens": after.used_tokens,
-            "maxTokens": after.max_tokens,
-            "ratio": after.ratio,
-            "severity": after.severity,
-            "compactionRecommended": after.compaction_recommended,
-        }
+    result = CompactionResult(
+        chat_id=row["id"],
+        used_tokens_before=before.used_tokens,
+        used_tokens=after.used_tokens,
+        max_tokens=after.max_tokens,
+        ratio=after.ratio,
+        severity=after.severity,
+        compaction_recommended=after.compaction_recommended,
     )
+    return answer_payload(result)

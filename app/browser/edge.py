@@ -113,6 +113,22 @@ def remember_chat(chat_id: str | None) -> None:
     )
 
 
+def on_page_hide(teardown: Callable[[], None]) -> None:
+    """Run ``teardown`` when the page goes away (``pagehide``); a page restored from the
+    back/forward cache after that is reloaded, since its listeners and tasks are gone."""
+    listeners = Listeners()
+
+    def hidden(_js_event: JsValue) -> None:
+        teardown()
+
+    def shown(js_event: JsValue) -> None:
+        if bool(js_event.persisted):
+            js.location.reload()
+
+    listeners.on(js.window, "pagehide", hidden)
+    listeners.on(js.window, "pageshow", shown)
+
+
 def mark_ready() -> None:
     """``html[data-ready]``: Python has booted and the composer works."""
     query("#boot-text").textContent = "Ready"

@@ -1,15 +1,21 @@
-"""The network over ``fetch``: JSON routes, SSE bodies read chunk by chunk, the transport.
+"""The network over ``fetch``: the stream transport and the chat API of :mod:`app.run.transport`.
 
 The HTTP status and content type are checked before any of a body is read; a pre-stream JSON
-error becomes :class:`~app.errors.HttpStatusError`, a failed fetch or read
-:class:`~app.errors.TransportError`. Chunks leave as ``bytes`` (``to_bytes()``): no JsProxy
+error becomes :class:`~app.wire.errors.HttpStatusError`, a failed fetch or read
+:class:`~app.wire.errors.TransportError`. Chunks leave as ``bytes`` (``to_bytes()``): no JsProxy
 reaches the core.
+
+Every fetch has its own AbortController, held by the coroutine that awaits it: when that
+coroutine's task is cancelled, or the stream it returned is closed, the fetch is aborted (as
+Pyodide's ``pyfetch`` does). :class:`Backend` is the one place the API's base URL lives.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import js
@@ -21,12 +27,25 @@ from app.wire.api import (
     CancelResult,
     ChatDetail,
     ChatSummary,
+    CompactionResult,
+    ModelInfo,
     RespondStreamBody,
     RunInfo,
+    SessionInfo,
     encode_payload,
     parse_http_error,
 )
 from app.wire.errors import HttpStatusError, TransportError
+
+
+@dataclass(frozen=True, slots=True)
+class Backend:
+    """Where the API is: ``""`` for the page's own origin, else ``https://host`` (config.json)."""
+
+    base: str = ""
+
+    def url(self, path: str) -> str:
+        return self.base.rstrip("/") + path
 
 
 async def _js_error_body(js_response: JsValue) -> HttpStatusError:
@@ -40,25 +59,29 @@ async def fetch(
     url: str,
     *,
     method: str = "GET",
-    body: str | None = None,
+    body: str | JsValue | None = None,
     headers: Mapping[str, str] | None = None,
-    js_signal: JsValue = None,
+    js_controller: JsValue = None,
 ) -> JsValue:
-    """``fetch`` with the session cookie; network failures become :class:`TransportError`."""
+    """``fetch`` with the session cookie; a network failure is :class:`TransportError`, and a
+    cancelled caller aborts the request."""
+    js_controller = js_controller if js_controller is not None else js.AbortController.new()
     options: dict[str, Any] = {"method": method, "credentials": "include", "cache": "no-store"}
     options["headers"] = js_object(headers or {})
+    options["signal"] = js_controller.signal
     if body is not None:
         options["body"] = body
-    if js_signal is not None:
-        options["signal"] = js_signal
     try:
         return await js.fetch(url, js_object(options))
     except JsException as error:
         raise TransportError(str(error)) from None
+    except asyncio.CancelledError:
+        js_controller.abort()
+        raise
 
 
 async def fetch_json(url: str, *, method: str = "GET", payload: object = None) -> Any:
-    """Fetch a JSON API route; an error status raises :class:`HttpStatusError`."""
+    """Fetch a JSON route; an error status raises :class:`HttpStatusError`."""
     body = None if payload is None else json.dumps(payload)
     headers = {"Content-Type": "application/json"} if body is not None else {}
     js_response = await fetch(url, method=method, body=body, headers=headers)
@@ -68,123 +91,114 @@ async def fetch_json(url: str, *, method: str = "GET", payload: object = None) -
 
 
 async def open_event_stream(
-    url: str,
-    *,
-    method: str,
-    body: str | None,
-    headers: Mapping[str, str],
-    js_signal: JsValue,
-) -> AsyncIterator[bytes]:
+    url: str, *, method: str, body: str | None, headers: Mapping[str, str]
+) -> AsyncGenerator[bytes, None]:
     """Open an SSE response; check status and content type before reading any of the body."""
-    try:
-        js_response = await fetch(
-            url, method=method, body=body, headers=headers, js_signal=js_signal
-        )
-    except TransportError:
-        if js_signal is not None and js_signal.aborted:
-            return _no_chunks()  # NOTE: aborted by Stop before the answer: not an error.
-        raise
+    js_controller = js.AbortController.new()
+    js_response = await fetch(
+        url, method=method, body=body, headers=headers, js_controller=js_controller
+    )
     if not js_response.ok:
         raise await _js_error_body(js_response)
     content_type = str(js_response.headers.get("Content-Type") or "")
     if not content_type.startswith("text/event-stream"):
+        js_controller.abort()
         raise HttpStatusError(
             int(js_response.status),
             "not_event_stream",
             f"expected text/event-stream, got {content_type!r}",
         )
-    return iter_body(js_response.body.getReader())
+    return iter_body(js_response.body.getReader(), js_controller)
 
 
-async def iter_body(js_reader: JsValue) -> AsyncIterator[bytes]:
+async def iter_body(js_reader: JsValue, js_controller: JsValue) -> AsyncGenerator[bytes, None]:
     """Yield the body's chunks as bytes; a broken read becomes :class:`TransportError`.
 
-    NOTE: an abort through the request's AbortController (Stop) ends the iteration quietly:
-    a user's abort is not an error.
+    NOTE: leaving early — the reading task cancelled, or the generator closed — aborts the
+    fetch, so the connection is released at once.
     """
-    while True:
-        try:
-            js_result = await js_reader.read()
-        except JsException as error:
-            if str(getattr(error, "name", "")) == "AbortError":
+    finished = False
+    try:
+        while True:
+            try:
+                js_result = await js_reader.read()
+            except JsException as error:
+                raise TransportError(str(error)) from None
+            if js_result.done:
+                finished = True
                 return
-            raise TransportError(str(error)) from None
-        if js_result.done:
-            return
-        yield js_result.value.to_bytes()
+            yield js_result.value.to_bytes()
+    finally:
+        if not finished:
+            js_controller.abort()
 
 
-async def _no_chunks() -> AsyncIterator[bytes]:
-    return
-    yield b""  # pragma: no cover - makes this an async generator
+class BrowserStreams:
+    """The :class:`~app.run.transport.StreamTransport` over ``fetch``."""
 
+    def __init__(self, backend: Backend) -> None:
+        self._backend = backend
 
-class BrowserTransport:
-    """The store's :class:`~app.transport.Transport` over ``fetch``, one AbortController per run."""
-
-    def __init__(self, api_base: str = "") -> None:
-        self._api = api_base.rstrip("/")
-        self._controllers: dict[str, JsValue] = {}
-
-    def _signal(self, run_id: str) -> JsValue:
-        js_controller = js.AbortController.new()
-        self._controllers[run_id] = js_controller
-        return js_controller.signal
-
-    async def open_run(self, body: RespondStreamBody) -> AsyncIterator[bytes]:
-        run_id = body.run_id or ""
-        headers = {"Content-Type": "application/json", "X-Run-Id": run_id}
+    async def open_run(self, body: RespondStreamBody) -> AsyncGenerator[bytes, None]:
+        headers = {"Content-Type": "application/json", "X-Run-Id": body.run_id or ""}
         return await open_event_stream(
-            f"{self._api}/api/respond/stream",
+            self._backend.url("/api/respond/stream"),
             method="POST",
             body=encode_payload(body),
             headers=headers,
-            js_signal=self._signal(run_id),
         )
 
-    async def open_events(self, run_id: str, after_seq: int) -> AsyncIterator[bytes]:
+    async def open_events(self, run_id: str, after_seq: int) -> AsyncGenerator[bytes, None]:
         return await open_event_stream(
-            f"{self._api}/api/runs/{run_id}/events",
+            self._backend.url(f"/api/runs/{run_id}/events"),
             method="GET",
             body=None,
             headers={"Last-Event-ID": str(after_seq)},
-            js_signal=self._signal(run_id),
         )
 
-    def abort(self, run_id: str) -> None:
-        js_controller = self._controllers.pop(run_id, None)
-        if js_controller is not None:
-            js_controller.abort()
+
+class BrowserApi:
+    """The :class:`~app.run.transport.ChatApi` over ``fetch``."""
+
+    def __init__(self, backend: Backend) -> None:
+        self._backend = backend
+
+    async def _json(self, path: str, method: str = "GET", payload: object = None) -> Any:
+        return await fetch_json(self._backend.url(path), method=method, payload=payload)
+
+    async def start_session(self) -> SessionInfo:
+        return SessionInfo.model_validate(await self._json("/api/session"))
 
     async def cancel_run(self, run_id: str) -> CancelResult:
-        return CancelResult.model_validate(
-            await fetch_json(f"{self._api}/api/runs/{run_id}/cancel", method="POST", payload={})
-        )
+        answer = await self._json(f"/api/runs/{run_id}/cancel", "POST", {})
+        return CancelResult.model_validate(answer)
 
     async def get_run(self, run_id: str) -> RunInfo:
-        return RunInfo.model_validate(await fetch_json(f"{self._api}/api/runs/{run_id}"))
+        return RunInfo.model_validate(await self._json(f"/api/runs/{run_id}"))
 
     async def create_chat(self) -> ChatSummary:
-        return ChatSummary.model_validate(
-            await fetch_json(f"{self._api}/api/chats", method="POST", payload={})
-        )
+        return ChatSummary.model_validate(await self._json("/api/chats", "POST", {}))
 
     async def get_chat(self, chat_id: str) -> ChatDetail:
-        return ChatDetail.model_validate(await fetch_json(f"{self._api}/api/chats/{chat_id}"))
+        return ChatDetail.model_validate(await self._json(f"/api/chats/{chat_id}"))
 
     async def list_chats(self) -> list[ChatSummary]:
-        payload = await fetch_json(f"{self._api}/api/chats")
-        items = payload["chats"] if isinstance(payload, dict) else payload
-        return [ChatSummary.model_validate(item) for item in items]
+        return [ChatSummary.model_validate(item) for item in await self._json("/api/chats")]
 
+    async def compact_chat(self, chat_id: str) -> CompactionResult:
+        answer = await self._json(f"/api/chats/{chat_id}/compact", "POST", {})
+        return CompactionResult.model_validate(answer)
 
-async def upload_form(url: str, js_form: JsValue) -> AttachmentInfo:
-    """``POST`` a multipart form; an error status raises :class:`HttpStatusError`."""
-    options = js_object({"method": "POST", "credentials": "include", "body": js_form})
-    try:
-        js_response = await js.fetch(url, options)
-    except JsException as error:
-        raise TransportError(str(error)) from None
-    if not js_response.ok:
-        raise await _js_error_body(js_response)
-    return AttachmentInfo.model_validate_json(str(await js_response.text()))
+    async def list_models(self) -> list[ModelInfo]:
+        return [ModelInfo.model_validate(item) for item in await self._json("/api/models")]
+
+    async def upload_attachment(self, file: object) -> AttachmentInfo:
+        js_file: JsValue = file
+        js_form = js.FormData.new()
+        js_form.append("file", js_file, js_file.name)
+        js_response = await fetch(
+            self._backend.url("/api/attachments"), method="POST", body=js_form
+        )
+        if not js_response.ok:
+            raise await _js_error_body(js_response)
+        return AttachmentInfo.model_validate_json(str(await js_response.text()))

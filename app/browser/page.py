@@ -8,7 +8,8 @@ import js
 from pyodide.ffi import create_once_callable
 
 from app.browser.edge import JsValue, Listeners, present, query, spawn, text_or_none
-from app.browser.net import fetch_json, upload_form
+from app.run.chat_stream import SendOptions
+from app.run.transport import ChatApi
 from app.ui.controller import Composer, Controller, key_intent
 from app.wire.api import ModelInfo
 from app.wire.errors import HttpStatusError, TransportError
@@ -18,14 +19,18 @@ def read_composer(attachment_ids: Sequence[str]) -> Composer:
     """The composer's current values."""
     effort = str(query("select[name=reasoningEffort]").value)
     model = str(query("select[name=model]").value)
-    return Composer(
-        prompt=str(query("textarea[name=prompt]").value),
-        thinking=str(query("[data-action=thinking]").getAttribute("aria-pressed")) == "true",
+    options = SendOptions(
+        thinking_enabled=_pressed("[data-action=thinking]"),
         reasoning_effort=effort if effort in ("low", "medium", "high") else None,  # type: ignore[arg-type]
-        tools=str(query("[data-action=tools]").getAttribute("aria-pressed")) == "true",
+        tool_intent=_pressed("[data-action=tools]"),
         model_id=model or None,
         attachment_ids=tuple(attachment_ids),
     )
+    return Composer(str(query("textarea[name=prompt]").value), options)
+
+
+def _pressed(selector: str) -> bool:
+    return str(query(selector).getAttribute("aria-pressed")) == "true"
 
 
 def copy_to_clipboard(text: str) -> None:
@@ -37,9 +42,9 @@ def copy_to_clipboard(text: str) -> None:
 class Page:
     """Binds the page's controls to the controller; every listener is torn down together."""
 
-    def __init__(self, controller: Controller, api_base: str = "") -> None:
+    def __init__(self, controller: Controller, api: ChatApi) -> None:
         self._controller = controller
-        self._api = api_base.rstrip("/")
+        self._api = api
         self._listeners = Listeners()
         self._attachments: list[str] = []
 
@@ -118,10 +123,8 @@ class Page:
     async def _upload(self, js_files: list[JsValue]) -> None:
         js_note = query("#attachment-list")
         for js_file in js_files:
-            js_form = js.FormData.new()
-            js_form.append("file", js_file, js_file.name)
             try:
-                info = await upload_form(f"{self._api}/api/attachments", js_form)
+                info = await self._api.upload_attachment(js_file)
             except (HttpStatusError, TransportError) as error:
                 js_note.textContent = f"{js_file.name}: {error.message} ({error.code})"
                 continue
@@ -129,9 +132,8 @@ class Page:
             js_note.textContent = f"Attached: {len(self._attachments)} file(s)"
 
 
-async def load_models(api_base: str = "") -> None:
-    """Fill the model picker from ``GET /api/models`` (unavailable models stay visible)."""
-    models = [ModelInfo.model_validate(item) for item in await fetch_json(f"{api_base}/api/models")]
+def show_models(models: Sequence[ModelInfo]) -> None:
+    """Fill the model picker (unavailable models stay visible)."""
     js_select = query("select[name=model]")
     js_select.innerHTML = ""
     for model in models:

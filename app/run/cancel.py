@@ -27,14 +27,14 @@ async def settle_cancel(env: RunEnv, run_id: str) -> None:
     """After Stop: cancel on the server and poll until it settles or the deadline passes."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + env.config.cancel_deadline_ms / 1000
-    status = await _ask(env.transport.cancel_run(run_id), deadline)
+    status = await _ask(env.api.cancel_run(run_id), deadline)
     while status not in _SERVER_SETTLED:
         remaining = deadline - loop.time()
         if remaining <= 0:
             env.dispatch(CancelSettled(run_id, env.clock(), "unconfirmed"))
             return
         await asyncio.sleep(min(env.config.cancel_poll_ms / 1000, remaining))
-        status = await _ask(env.transport.get_run(run_id), deadline)
+        status = await _ask(env.api.get_run(run_id), deadline)
     if status == "cancelled":
         env.dispatch(CancelSettled(run_id, env.clock(), "confirmed"))
     else:
@@ -59,7 +59,7 @@ async def recover(env: RunEnv, run_id: str) -> None:
     if run is None or run.status != "interrupted":
         return
     try:
-        detail = await env.transport.get_chat(run.chat_id)
+        detail = await env.api.get_chat(run.chat_id)
     except ChatError:
         return
     for message in detail.messages:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import traceback
 import uuid
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -20,7 +20,7 @@ from app.run.cancel import settle_cancel
 from app.run.chats import ChatLoader
 from app.run.config import ClientConfig
 from app.run.runner import RunEnv, Window, drive, error_info, read_resumed
-from app.run.transport import Transport
+from app.run.transport import ChatApi, StreamTransport
 from app.state.actions import (
     Action,
     AttemptShown,
@@ -53,7 +53,8 @@ def _print_error(error: BaseException) -> None:
 
 @dataclass(frozen=True, slots=True)
 class SendOptions:
-    """Composer options sent with a prompt (reused by a regenerate of its answer)."""
+    """The composer's options sent with a prompt (reused by a regenerate of its answer); the
+    one place they are named between the composer and the request body."""
 
     thinking_enabled: bool = False
     reasoning_effort: Literal["low", "medium", "high"] | None = None
@@ -69,7 +70,8 @@ class SendOptions:
             chat_id=chat_id,
             prompt=prompt,
             thinking_enabled=self.thinking_enabled,
-            reasoning_effort=self.reasoning_effort,
+            # NOTE: an effort means nothing without thinking; it is not sent then.
+            reasoning_effort=self.reasoning_effort if self.thinking_enabled else None,
             tool_intent=self.tool_intent,
             model_id=self.model_id,
             attachment_ids=list(self.attachment_ids),
@@ -83,7 +85,8 @@ class ChatStream:
 
     def __init__(
         self,
-        transport: Transport,
+        streams: StreamTransport,
+        api: ChatApi,
         *,
         config: ClientConfig | None = None,
         clock: Clock = monotonic_ms,
@@ -93,13 +96,13 @@ class ChatStream:
         on_error: Callable[[BaseException], None] = _print_error,
     ) -> None:
         self._store: Store[State, Action] = Store(State(), reduce, on_error)
-        self._env = RunEnv(self._store, transport, config or ClientConfig(), clock, is_online)
+        self._env = RunEnv(self._store, streams, api, config or ClientConfig(), clock, is_online)
         self._make_id = make_id
         self._on_error = on_error
         self._tasks: set[Task] = set()
         self._work: dict[str, Task] = {}  # run id -> the task reading or cancelling it
         self._chats = ChatLoader(
-            self._store, transport, self._track, lambda run: self._resume_run(run, automatic=True)
+            self._store, api, self._track, lambda run: self._resume_run(run, automatic=True)
         )
         self._options: dict[str, SendOptions] = {}
         self._preparing = False
@@ -118,22 +121,11 @@ class ChatStream:
 
     # --- commands -------------------------------------------------------------------------------
 
-    def send(
-        self,
-        prompt: str,
-        *,
-        thinking_enabled: bool = False,
-        reasoning_effort: Literal["low", "medium", "high"] | None = None,
-        tool_intent: bool = False,
-        model_id: str | None = None,
-        attachment_ids: Sequence[str] = (),
-    ) -> Task | None:
+    def send(self, prompt: str, options: SendOptions = SendOptions()) -> Task | None:
         """Send a prompt in the active chat (created first if there is none)."""
-        options = SendOptions(
-            thinking_enabled, reasoning_effort, tool_intent, model_id, tuple(attachment_ids)
-        )
         state = self.get_state()
-        if (not prompt.strip() and not attachment_ids) or state.is_generating or self._preparing:
+        empty = not prompt.strip() and not options.attachment_ids
+        if empty or state.is_generating or self._preparing:
             return None
         chat = state.active_chat
         if chat is not None and chat.loaded:
@@ -217,10 +209,12 @@ class ChatStream:
         while self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
 
+    def compact(self, chat_id: str) -> Task:
+        """Ask the server to compact a chat; the next ``context_info`` shows the drop."""
+        return self._spawn(self._compact(chat_id))
+
     def close(self) -> None:
-        """Abort every reader and cancel every task (page teardown); server runs go on."""
-        for run_id in list(self._work):
-            self._env.transport.abort(run_id)
+        """Cancel every task, which aborts every request (page teardown); server runs go on."""
         for task in list(self._tasks):
             task.cancel()
 
@@ -249,9 +243,14 @@ class ChatStream:
         if ready is not None and not self.get_state().chats[ready].is_generating:
             await self._start_send(ready, prompt, options)
 
+    async def _compact(self, chat_id: str) -> None:
+        try:
+            await self._env.api.compact_chat(chat_id)
+        except ChatError as error:
+            self.report_error(error)
+
     def _stop_run(self, run_id: str) -> Task:
         self._store.dispatch(StopRequested(run_id, self._env.clock()))
-        self._env.transport.abort(run_id)
         reader = self._work.pop(run_id, None)
         if reader is not None:
             reader.cancel()

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from app.run.runner import error_info
-from app.run.transport import Transport
+from app.run.transport import ChatApi
 from app.state.actions import Action, ChatCreated, ChatLoaded, ChatsListed, ErrorRaised
 from app.state.history import chat_from_detail, detached_runs
 from app.state.state import ErrorInfo, State
@@ -28,11 +28,11 @@ class ChatLoader:
     def __init__(
         self,
         store: Store[State, Action],
-        transport: Transport,
+        api: ChatApi,
         track: Callable[[asyncio.Task[Any]], None],
         reattach: Callable[[str], object],
     ) -> None:
-        self._store, self._transport = store, transport
+        self._store, self._api = store, api
         self._track, self._reattach = track, reattach
         self._loads: dict[str, asyncio.Task[bool]] = {}
 
@@ -56,7 +56,7 @@ class ChatLoader:
     async def create(self, prompt: str) -> str | None:
         """A new chat's id; None (the prompt given back) if the server refused."""
         try:
-            summary = await self._transport.create_chat()
+            summary = await self._api.create_chat()
         except ChatError as error:
             self._store.dispatch(ErrorRaised(error_info(error), draft=prompt))
             return None
@@ -66,7 +66,7 @@ class ChatLoader:
     async def refresh(self) -> None:
         """Fetch the chat list."""
         try:
-            summaries = await self._transport.list_chats()
+            summaries = await self._api.list_chats()
         except ChatError as error:
             self._store.dispatch(ErrorRaised(error_info(error)))
             return
@@ -74,7 +74,7 @@ class ChatLoader:
 
     async def _fetch(self, chat_id: str) -> bool:
         try:
-            detail = await self._transport.get_chat(chat_id)
+            detail = await self._api.get_chat(chat_id)
         except ChatError as error:
             self._store.dispatch(ErrorRaised(error_info(error)))
             return False

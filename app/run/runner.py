@@ -16,8 +16,8 @@ Timeouts (SPEC §5): first event (from the request, so a request that never answ
 idle (from the last event; keepalive comments don't count) and total (from the run's start,
 or a manual resume's). The request is bounded with ``wait_for``; the body is watched by
 :meth:`_Connection.watch`, which sleeps until the nearest deadline instead of wrapping every
-read. A timeout fails the run (partial answer kept), aborts the reader and asks the server to
-cancel, best effort.
+read. A timeout fails the run (partial answer kept), stops reading (which aborts the request)
+and asks the server to cancel, best effort.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from app.run.config import ClientConfig
-from app.run.transport import ByteStream, Transport
+from app.run.transport import ByteStream, ChatApi, StreamTransport
 from app.state.actions import (
     Action,
     BytesReceived,
@@ -59,7 +59,8 @@ class RunEnv:
     """What the orchestration needs: the store, the network, settings, a clock."""
 
     store: Store[State, Action]
-    transport: Transport
+    streams: StreamTransport
+    api: ChatApi
     config: ClientConfig
     clock: Clock
     is_online: Callable[[], bool] = lambda: True
@@ -92,7 +93,7 @@ async def drive(env: RunEnv, run_id: str, body: RespondStreamBody) -> None:
     """Open a new run's stream and read it; resume once, automatically, if it drops."""
     window = Window()
     try:
-        chunks, opened = await _open(env, window, env.transport.open_run(body))
+        chunks, opened = await _open(env, window, env.streams.open_run(body))
     except TimeoutFired as fired:
         await _fail_timeout(env, run_id, fired.kind)
         return
@@ -123,7 +124,7 @@ async def read_resumed(env: RunEnv, run_id: str, window: Window) -> None:
     else:
         return
     try:
-        chunks, opened = await _open(env, window, env.transport.open_events(run_id, after))
+        chunks, opened = await _open(env, window, env.streams.open_events(run_id, after))
     except TimeoutFired as fired:
         await _fail_timeout(env, run_id, fired.kind)
         return
@@ -216,13 +217,18 @@ class _Connection:
         self.reported_issues = 0
 
     async def consume(self, chunks: ByteStream) -> _End:
-        """Feed chunks to the decoder and dispatch what they carry, while the run is live."""
-        async for chunk in chunks:
-            messages = self.decoder.feed(chunk)
-            self._note_bytes()
-            self._deliver(messages)
-            if not self._live():
-                return "stopped"
+        """Feed chunks to the decoder and dispatch what they carry, while the run is live.
+
+        NOTE: leaving the stream early closes it, which aborts its request (and a cancelled
+        task aborts the read it was waiting for).
+        """
+        async with contextlib.aclosing(chunks):
+            async for chunk in chunks:
+                messages = self.decoder.feed(chunk)
+                self._note_bytes()
+                self._deliver(messages)
+                if not self._live():
+                    return "stopped"
         self._deliver(self.decoder.close())
         return "eof" if self._live() else "stopped"
 
@@ -254,8 +260,6 @@ class _Connection:
             return
         if end == "eof":
             env.dispatch(StreamEnded(run_id, env.clock(), "eof"))
-        else:
-            self._release()
 
     def _live(self) -> bool:
         """Still worth reading: the run is live and its terminal event is not held for a replay."""
@@ -295,17 +299,9 @@ class _Connection:
             detail = next((i.detail for i in fresh if i.kind == "event-too-large"), "too large")
             error = ErrorInfo("event_too_large", f"protocol error: {detail}")
             env.dispatch(StreamFailed(self.run_id, env.clock(), "protocol", error))
-            self._release()
-
-    def _release(self) -> None:
-        """Abort the reader of a stream we stopped reading before its end."""
-        self.env.transport.abort(self.run_id)
 
 
 async def _give_up(env: RunEnv, run_id: str) -> None:
-    """After a client-side failure: abort the reader, ask the server to stop (best effort)."""
-    env.transport.abort(run_id)
+    """After a client-side failure (the reader is already gone): ask the server to stop."""
     with contextlib.suppress(ChatError, TimeoutError):
-        await asyncio.wait_for(
-            env.transport.cancel_run(run_id), env.config.cancel_deadline_ms / 1000
-        )
+        await asyncio.wait_for(env.api.cancel_run(run_id), env.config.cancel_deadline_ms / 1000)

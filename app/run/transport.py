@@ -1,26 +1,42 @@
-"""The network behind the store: one interface, implemented with ``fetch`` in the browser.
+"""The network behind the store: two seams, implemented with ``fetch`` in the browser.
 
-A stream is opened in two steps so a pre-stream error is never confused with a broken stream:
-``await open_run(body)`` sends the request and checks the answer (raises
-:class:`~app.errors.HttpStatusError` for a JSON error answer, :class:`~app.errors.TransportError`
-when no answer came); the iterator it returns yields the body's raw byte chunks, raises
-``TransportError`` when the connection breaks, and simply ends at EOF. ``abort(run_id)`` makes
-a pending open or read of that run end promptly (a user's abort is not an error: ending the
-iteration quietly is fine).
+:class:`StreamTransport` opens a run's event stream in two steps, so a pre-stream error is never
+confused with a broken stream: ``await open_run(body)`` (or ``open_events``) sends the request
+and checks the answer (raises :class:`~app.wire.errors.HttpStatusError` for a JSON error answer,
+:class:`~app.wire.errors.TransportError` when no answer came); the async generator it returns
+yields the body's raw byte chunks, raises ``TransportError`` when the connection breaks, and
+simply ends at EOF.
+
+Aborting is cancelling: cancelling the task that awaits an open or reads a stream, or closing
+the stream (``aclose``), aborts the request underneath, the way Pyodide's own ``pyfetch``
+aborts a fetch whose task is cancelled. There is no abort call and no table of open requests.
+
+:class:`ChatApi` is everything else the page asks the server (JSON answers): chats, models,
+compaction, attachments, a run's cancel and status (SPEC §4).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Protocol
 
-from app.wire.api import CancelResult, ChatDetail, ChatSummary, RespondStreamBody, RunInfo
+from app.wire.api import (
+    AttachmentInfo,
+    CancelResult,
+    ChatDetail,
+    ChatSummary,
+    CompactionResult,
+    ModelInfo,
+    RespondStreamBody,
+    RunInfo,
+    SessionInfo,
+)
 
-ByteStream = AsyncIterator[bytes]
+ByteStream = AsyncGenerator[bytes, None]
 
 
-class Transport(Protocol):
-    """What the chat store needs from the server (SPEC §4)."""
+class StreamTransport(Protocol):
+    """Opening a run's event stream (see the module docstring for aborting)."""
 
     async def open_run(self, body: RespondStreamBody) -> ByteStream:
         """``POST /api/respond/stream`` (header ``X-Run-Id``); the SSE body's chunks."""
@@ -30,8 +46,12 @@ class Transport(Protocol):
         """``GET /api/runs/{run_id}/events`` with ``Last-Event-ID: after_seq``; 410 if expired."""
         ...
 
-    def abort(self, run_id: str) -> None:
-        """Abort the run's pending request or read, synchronously (AbortController)."""
+
+class ChatApi(Protocol):
+    """The server's JSON routes the page uses."""
+
+    async def start_session(self) -> SessionInfo:
+        """``GET /api/session``: the session cookie (an anonymous user unless signed in)."""
         ...
 
     async def cancel_run(self, run_id: str) -> CancelResult:
@@ -52,4 +72,16 @@ class Transport(Protocol):
 
     async def list_chats(self) -> list[ChatSummary]:
         """``GET /api/chats``, newest first."""
+        ...
+
+    async def compact_chat(self, chat_id: str) -> CompactionResult:
+        """``POST /api/chats/{chat_id}/compact``: the context usage before and after."""
+        ...
+
+    async def list_models(self) -> list[ModelInfo]:
+        """``GET /api/models``."""
+        ...
+
+    async def upload_attachment(self, file: object) -> AttachmentInfo:
+        """``POST /api/attachments`` with one file (the shell's own file object)."""
         ...

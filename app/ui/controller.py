@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
-from app.run.chat_stream import ChatStream
+from app.run.chat_stream import ChatStream, SendOptions
 
-Effort = Literal["low", "medium", "high"]
 KeyIntent = Literal["send", "stop", "newline", "none"]
 
 
@@ -17,11 +16,7 @@ class Composer:
     """What the composer holds when the user sends."""
 
     prompt: str
-    thinking: bool = False
-    reasoning_effort: Effort | None = None
-    tools: bool = False
-    model_id: str | None = None
-    attachment_ids: tuple[str, ...] = ()
+    options: SendOptions = field(default_factory=SendOptions)
 
 
 def key_intent(key: str, *, shift: bool, composing: bool = False) -> KeyIntent:
@@ -36,27 +31,13 @@ def key_intent(key: str, *, shift: bool, composing: bool = False) -> KeyIntent:
 class Controller:
     """Turns clicks, keys and submits into :class:`ChatStream` commands."""
 
-    def __init__(
-        self,
-        stream: ChatStream,
-        copy_text: Callable[[str], None],
-        compact_chat: Callable[[str], None],
-    ) -> None:
+    def __init__(self, stream: ChatStream, copy_text: Callable[[str], None]) -> None:
         self._stream = stream
         self._copy_text = copy_text
-        self._compact_chat = compact_chat
 
     def submit(self, composer: Composer) -> bool:
         """Send the prompt; ``True`` when it was taken (the composer may be cleared)."""
-        task = self._stream.send(
-            composer.prompt,
-            thinking_enabled=composer.thinking,
-            reasoning_effort=composer.reasoning_effort if composer.thinking else None,
-            tool_intent=composer.tools,
-            model_id=composer.model_id,
-            attachment_ids=composer.attachment_ids,
-        )
-        return task is not None
+        return self._stream.send(composer.prompt, composer.options) is not None
 
     def select_chat(self, chat_id: str) -> None:
         """Show a chat from the list."""
@@ -78,7 +59,7 @@ class Controller:
             case "compact":
                 chat_id = self._stream.get_state().active_chat_id
                 if chat_id is not None:
-                    self._compact_chat(chat_id)
+                    self._stream.compact(chat_id)
 
     def _on_message(self, action: str, message_id: str) -> bool:
         match action:

@@ -111,6 +111,18 @@ class ChatDetail(ChatSummary):
     messages: list[MessageOut] = Field(default_factory=list)
 
 
+class CompactionResult(_Payload):
+    """The answer of ``POST /api/chats/{id}/compact``: the context before and after."""
+
+    chat_id: str
+    used_tokens_before: int = Field(ge=0)
+    used_tokens: int = Field(ge=0)
+    max_tokens: int = Field(ge=0)
+    ratio: float = Field(ge=0)
+    severity: Literal["ok", "warning", "critical"]
+    compaction_recommended: bool
+
+
 class ModelInfo(_Payload):
     """A model the user can pick (``GET /api/models``)."""
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -82,6 +83,22 @@ def run_record(server: LiveServer, run_id: str) -> dict[str, Any]:
     """What the server saw of a run (``GET /__test__/runs/{runId}``)."""
     record: dict[str, Any] = json.loads(server.api("GET", f"/__test__/runs/{run_id}"))
     return record
+
+
+def wait_for_record(
+    server: LiveServer,
+    run_id: str,
+    condition: Callable[[dict[str, Any]], bool],
+    timeout_s: float = 10.0,
+) -> dict[str, Any]:
+    """The server's record of a run once ``condition`` holds (polled; fails after the timeout)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        record = run_record(server, run_id)
+        if condition(record):
+            return record
+        assert time.monotonic() < deadline, f"the server's record never matched: {record}"
+        time.sleep(0.05)
 
 
 def on_next_stream(

@@ -256,3 +256,21 @@ def test_idle_timeout_fails_run_and_keeps_text(
     expect(answer.locator("[data-error-code=idle_timeout]")).to_be_visible()
     expect(answer.locator(".message-text")).to_have_text("Then silence")
     expect(answer.locator("[data-warning=partial]")).to_be_visible()
+
+
+def test_a_stream_the_page_stops_reading_is_closed_at_once(
+    page: Page, guard: PageGuard, server: LiveServer
+) -> None:
+    # NOTE: an event over the page's limit fails the run without a cancel request, so the only
+    # way the server learns of it is the page aborting its fetch when it stops reading.
+    page.goto(server.url + "/?maxEventBytes=2048")
+    page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
+    steps = [text("Fine so far"), raw(b"data: " + b"x" * 4096 + b"\n\n"), {"hold": True}]
+    seen = scenarios.on_next_stream(page, server, lambda _request: steps)
+    answer = send(page, "Send too much")
+    expect(answer).to_have_attribute("data-status", "failed", timeout=STREAM_MS)
+    expect(answer.locator("[data-error-code=event_too_large]")).to_be_visible()
+    expect(answer.locator(".message-text")).to_have_text("Fine so far")
+    run_id = one_request(seen).run_id
+    record = scenarios.wait_for_record(server, run_id, lambda r: bool(r["clientDisconnected"]))
+    assert record["cancelRequested"] is False

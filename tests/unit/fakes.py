@@ -12,15 +12,20 @@ from typing import Any
 
 from app.run.chat_stream import ChatStream
 from app.run.config import ClientConfig
+from app.run.transport import ByteStream
 from app.state.state import RunState, State
 from app.wire.api import (
+    AttachmentInfo,
     CancelResult,
     ChatDetail,
     ChatSummary,
+    CompactionResult,
     MessageOut,
+    ModelInfo,
     RespondStreamBody,
     RunInfo,
     RunStatus,
+    SessionInfo,
 )
 from app.wire.errors import ChatError, HttpStatusError, TransportError
 
@@ -29,7 +34,7 @@ from app.wire.errors import ChatError, HttpStatusError, TransportError
 
 @dataclass
 class Pause:
-    """Stop the stream until ``gate`` is set (or the run is aborted)."""
+    """Stop the stream until ``gate`` is set (or its reader leaves)."""
 
     gate: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -43,7 +48,7 @@ class Drop:
 
 @dataclass
 class Repeat:
-    """Yield ``make(i)`` for i = 0, 1, … every ``interval`` seconds until aborted."""
+    """Yield ``make(i)`` for i = 0, 1, … every ``interval`` seconds until its reader leaves."""
 
     make: Callable[[int], bytes]
     interval: float = 0.003
@@ -76,7 +81,8 @@ def detail(chat_id: str, messages: Sequence[MessageOut] = (), title: str = "Chat
 
 
 class FakeTransport:
-    """A Transport whose streams and answers are scripted; it records every call."""
+    """The stream transport and the chat API, scripted; it records every call, and every
+    stream released before its end (closed by its reader, or its reading task cancelled)."""
 
     def __init__(self) -> None:
         self.runs: deque[Script] = deque()  # answers to open_run, in order
@@ -88,24 +94,20 @@ class FakeTransport:
         self.chat_gate: asyncio.Event | None = None
         self.opened: list[RespondStreamBody] = []
         self.resumed: list[tuple[str, int]] = []
-        self.aborted: list[str] = []
+        self.released: list[str] = []
         self.cancelled: list[str] = []
         self.polled: list[str] = []
-        self._aborts: dict[str, asyncio.Event] = {}
+        self.compacted: list[str] = []
         self._created = 0
 
-    async def open_run(self, body: RespondStreamBody) -> AsyncIterator[bytes]:
+    async def open_run(self, body: RespondStreamBody) -> ByteStream:
         self.opened.append(body)
         assert body.run_id is not None
         return await self._open(body.run_id, self.runs)
 
-    async def open_events(self, run_id: str, after_seq: int) -> AsyncIterator[bytes]:
+    async def open_events(self, run_id: str, after_seq: int) -> ByteStream:
         self.resumed.append((run_id, after_seq))
         return await self._open(run_id, self.events)
-
-    def abort(self, run_id: str) -> None:
-        self.aborted.append(run_id)
-        self._aborts.setdefault(run_id, asyncio.Event()).set()
 
     async def cancel_run(self, run_id: str) -> CancelResult:
         self.cancelled.append(run_id)
@@ -140,48 +142,67 @@ class FakeTransport:
     async def list_chats(self) -> list[ChatSummary]:
         return [summary(c.id, c.title) for c in self.chats.values()]
 
-    async def _open(self, run_id: str, scripts: deque[Script]) -> AsyncIterator[bytes]:
+    async def compact_chat(self, chat_id: str) -> CompactionResult:
+        self.compacted.append(chat_id)
+        await asyncio.sleep(0)
+        return CompactionResult(
+            chat_id=chat_id,
+            used_tokens_before=10,
+            used_tokens=1,
+            max_tokens=10,
+            ratio=0.1,
+            severity="ok",
+            compaction_recommended=False,
+        )
+
+    async def start_session(self) -> SessionInfo:
+        return SessionInfo(user_id="usr_1", name="anonymous")
+
+    async def list_models(self) -> list[ModelInfo]:
+        return []
+
+    async def upload_attachment(self, file: object) -> AttachmentInfo:
+        return AttachmentInfo(attachment_id="att_1", name=str(file), size=1, mime_type="text/plain")
+
+    async def _open(self, run_id: str, scripts: deque[Script]) -> ByteStream:
         assert scripts, f"unexpected stream request for {run_id}"
         script = scripts.popleft()
-        abort = self._aborts[run_id] = asyncio.Event()
-        if script.gate is not None and not await _first(script.gate, abort):
-            raise TransportError("aborted")
-        await asyncio.sleep(0)
+        try:
+            if script.gate is not None:
+                await script.gate.wait()
+            await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            self.released.append(run_id)
+            raise
         if script.error is not None:
             raise script.error
-        return self._stream(script.steps, abort)
+        return self._stream(run_id, script.steps)
 
-    async def _stream(self, steps: Sequence[Step], abort: asyncio.Event) -> AsyncIterator[bytes]:
-        for step in steps:
-            await asyncio.sleep(0)
-            if abort.is_set():
-                return
-            match step:
-                case bytes():
-                    yield step
-                case Pause(gate=gate):
-                    if not await _first(gate, abort):
-                        return
-                case Drop(detail=detail):
-                    raise TransportError(detail)
-                case Repeat():
-                    async for chunk in _repeat(step, abort):
-                        yield chunk
-                    return
-
-
-async def _first(gate: asyncio.Event, abort: asyncio.Event) -> bool:
-    """Wait for ``gate`` or ``abort``; True if the gate opened first."""
-    waits = {asyncio.ensure_future(gate.wait()), asyncio.ensure_future(abort.wait())}
-    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-    for wait in waits:
-        wait.cancel()
-    return not abort.is_set()
+    async def _stream(self, run_id: str, steps: Sequence[Step]) -> ByteStream:
+        ended = False
+        try:
+            for step in steps:
+                await asyncio.sleep(0)
+                match step:
+                    case bytes():
+                        yield step
+                    case Pause(gate=gate):
+                        await gate.wait()
+                    case Drop(detail=detail):
+                        ended = True
+                        raise TransportError(detail)
+                    case Repeat():
+                        async for chunk in _repeat(step):
+                            yield chunk
+            ended = True
+        finally:
+            if not ended:
+                self.released.append(run_id)  # NOTE: as the browser aborts its fetch here
 
 
-async def _repeat(step: Repeat, abort: asyncio.Event) -> AsyncIterator[bytes]:
+async def _repeat(step: Repeat) -> AsyncIterator[bytes]:
     index = 0
-    while not abort.is_set():
+    while True:
         yield step.make(index)
         index += 1
         await asyncio.sleep(step.interval)
@@ -295,7 +316,8 @@ async def until(chat: ChatStream, predicate: Callable[[State], bool], timeout: f
 def make_stream(fake: FakeTransport, **settings: Any) -> ChatStream:
     """A store over ``fake`` with deterministic ids and clock (``settings``: ClientConfig)."""
     settings.setdefault("total_timeout_ms", 3000)  # NOTE: a regression fails, never hangs
-    return ChatStream(fake, config=ClientConfig(**settings), clock=TickClock(), make_id=Ids())
+    config = ClientConfig(**settings)
+    return ChatStream(fake, fake, config=config, clock=TickClock(), make_id=Ids())
 
 
 async def open_chat(fake: FakeTransport, chat: ChatStream, chat_id: str = "c1") -> None:

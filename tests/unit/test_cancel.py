@@ -27,21 +27,23 @@ FAST_CANCEL = {"cancel_deadline_ms": 60, "cancel_poll_ms": 5}
 
 async def test_stop_before_the_first_byte_cancels_on_the_server() -> None:
     fake = FakeTransport()
-    chat = ChatStream(fake, clock=TickClock(), make_id=Ids())
+    chat = ChatStream(fake, fake, clock=TickClock(), make_id=Ids())
     fake.chats["c1"] = detail("c1")
     await finish(chat.select_chat("c1"))
     fake.runs.append(Script([text(1, "never")], gate=Pause().gate))  # the POST is still pending
     log = StatusLog(chat)
     chat.send("x")
+    await until(chat, lambda _: bool(fake.opened))
 
     stopping = chat.stop()
     assert run_of(chat).status == "cancelling"  # at once, before any network answer
     assert stopping is not None
     await finish(stopping)
+    await chat.wait_idle()
 
     run = run_of(chat)
     assert log.seen == ["connecting", "cancelling/pending", "cancelled/confirmed"]
-    assert (fake.aborted, fake.cancelled) == (["run_1"], ["run_1"])
+    assert (fake.released, fake.cancelled) == (["run_1"], ["run_1"])  # the pending POST aborted
     assert run.text == "" and run.trace.cancel_outcome == "confirmed"
     assert run.trace.cancel_latency is not None and run.trace.cancel_latency > 0
     assert not chat.get_state().is_generating

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from app.run.chat_stream import ChatStream, new_id
+from app.run.chat_stream import ChatStream, SendOptions, new_id
 from app.state.state import State
 from app.state.trace import RunTrace
 from app.wire.api import MessageOut
@@ -46,7 +46,7 @@ async def test_send_streams_text_until_done() -> None:
     )
     log = StatusLog(chat)
 
-    task = chat.send("oi", model_id="demo", thinking_enabled=True)
+    task = chat.send("oi", SendOptions(model_id="demo", thinking_enabled=True))
     assert task is not None
     assert chat.get_state().is_generating
     await finish(task)
@@ -157,7 +157,7 @@ async def test_regenerate_adds_an_attempt_and_never_joins_texts() -> None:
     chat = make_stream(fake)
     await open_chat(fake, chat)
     fake.runs.append(Script([text(1, "first answer"), done(2)]))
-    await finish(chat.send("q", model_id="m1"))
+    await finish(chat.send("q", SendOptions(model_id="m1")))
     answer = chat.get_state().messages[1]
     fake.runs.append(Script([text(1, "second", run_id="run_2"), done(2, run_id="run_2")]))
     log = StatusLog(chat, "run_2")
@@ -311,7 +311,7 @@ async def test_fallback_notice_is_shown_and_dismissed() -> None:
 async def test_trace_hook_is_called_when_a_run_settles() -> None:
     fake = FakeTransport()
     traces: list[RunTrace] = []
-    chat = ChatStream(fake, clock=TickClock(), make_id=Ids(), on_trace=traces.append)
+    chat = ChatStream(fake, fake, clock=TickClock(), make_id=Ids(), on_trace=traces.append)
     await open_chat(fake, chat)
     fake.runs.append(Script([text(1, "a"), text(1, "a"), done(2)]))
 
@@ -325,7 +325,7 @@ async def test_trace_hook_is_called_when_a_run_settles() -> None:
 async def test_a_broken_listener_does_not_stop_the_stream() -> None:
     fake = FakeTransport()
     errors: list[BaseException] = []
-    chat = ChatStream(fake, clock=TickClock(), make_id=Ids(), on_error=errors.append)
+    chat = ChatStream(fake, fake, clock=TickClock(), make_id=Ids(), on_error=errors.append)
     await open_chat(fake, chat)
     fake.runs.append(Script([text(1, "a"), done(2)]))
 
@@ -351,7 +351,7 @@ async def test_close_aborts_readers_and_cancels_tasks() -> None:
     await chat.wait_idle()
 
     assert task is not None and task.cancelled()
-    assert fake.aborted == ["run_1"]
+    assert fake.released == ["run_1"]
 
 
 async def test_commands_on_unknown_or_user_messages_do_nothing() -> None:
@@ -371,7 +371,7 @@ async def test_commands_on_unknown_or_user_messages_do_nothing() -> None:
 async def test_a_bug_in_a_background_task_is_reported() -> None:
     fake = FakeTransport()
     errors: list[BaseException] = []
-    chat = ChatStream(fake, clock=TickClock(), make_id=Ids(), on_error=errors.append)
+    chat = ChatStream(fake, fake, clock=TickClock(), make_id=Ids(), on_error=errors.append)
     await open_chat(fake, chat)
 
     async def broken_open(body: Any) -> Any:
@@ -394,7 +394,38 @@ def test_new_id_is_prefixed_and_unique(prefix: str) -> None:
 
 
 def test_report_error_shows_a_request_error_in_the_banner() -> None:
-    stream = ChatStream(FakeTransport())
+    stream = ChatStream(FakeTransport(), FakeTransport())
     stream.report_error(HttpStatusError(404, "chat_not_found", "gone"))
     error = stream.get_state().last_error
     assert error is not None and (error.code, error.status) == ("chat_not_found", 404)
+
+
+@pytest.mark.parametrize(
+    ("options", "effort"),
+    [
+        pytest.param(
+            SendOptions(thinking_enabled=True, reasoning_effort="high"), "high", id="kept"
+        ),
+        pytest.param(SendOptions(reasoning_effort="low"), None, id="dropped-without-thinking"),
+    ],
+)
+def test_the_request_body_carries_an_effort_only_with_thinking(
+    options: SendOptions, effort: str | None
+) -> None:
+    body = options.body("c1", "hi", "run_1", None)
+    assert (body.thinking_enabled, body.reasoning_effort) == (options.thinking_enabled, effort)
+
+
+async def test_compact_asks_the_api_and_a_failure_shows_in_the_banner() -> None:
+    fake = FakeTransport()
+    chat = make_stream(fake)
+    await finish(chat.compact("c1"))
+    assert fake.compacted == ["c1"] and chat.get_state().last_error is None
+
+    async def refused(chat_id: str) -> Any:
+        raise HttpStatusError(503, "model_unavailable", "busy")
+
+    fake.compact_chat = refused  # type: ignore[method-assign]
+    await finish(chat.compact("c1"))
+    error = chat.get_state().last_error
+    assert error is not None and error.code == "model_unavailable"

@@ -7,7 +7,7 @@ from typing import Any, cast
 
 import pytest
 
-from app.run.chat_stream import ChatStream
+from app.run.chat_stream import ChatStream, SendOptions
 from app.state.parts import TextPart
 from app.state.state import ChatState, MessageState, RunState, RunStatus, State
 from app.state.text import Text
@@ -56,9 +56,12 @@ class FakeStream:
     def get_state(self) -> State:
         return self.state
 
-    def send(self, prompt: str, **options: Any) -> object | None:
-        self._record("send", prompt, **options)
+    def send(self, prompt: str, options: SendOptions) -> object | None:
+        self._record("send", prompt, options)
         return self.task
+
+    def compact(self, chat_id: str) -> None:
+        self._record("compact", chat_id)
 
     def stop(self) -> None:
         self._record("stop")
@@ -90,15 +93,13 @@ class Harness:
     stream: FakeStream
     controller: Controller
     copied: list[str]
-    compacted: list[str]
 
 
 def harness(state: State | None = None, task: object | None = "task") -> Harness:
     stream = FakeStream(state or State(), task)
     copied: list[str] = []
-    compacted: list[str] = []
-    controller = Controller(cast(ChatStream, stream), copied.append, compacted.append)
-    return Harness(stream, controller, copied, compacted)
+    controller = Controller(cast(ChatStream, stream), copied.append)
+    return Harness(stream, controller, copied)
 
 
 def answer_state(statuses: tuple[RunStatus, ...] = ("completed",), shown: int = 0) -> State:
@@ -117,51 +118,14 @@ def answer_state(statuses: tuple[RunStatus, ...] = ("completed",), shown: int = 
 # --- submit and select --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("composer", "options"),
-    [
-        pytest.param(
-            Composer("hi"),
-            {
-                "thinking_enabled": False,
-                "reasoning_effort": None,
-                "tool_intent": False,
-                "model_id": None,
-                "attachment_ids": (),
-            },
-            id="defaults",
-        ),
-        pytest.param(
-            Composer("hi", True, "high", True, "demo-2", ("f1", "f2")),
-            {
-                "thinking_enabled": True,
-                "reasoning_effort": "high",
-                "tool_intent": True,
-                "model_id": "demo-2",
-                "attachment_ids": ("f1", "f2"),
-            },
-            id="every-option",
-        ),
-        pytest.param(
-            Composer("hi", thinking=False, reasoning_effort="low"),
-            {
-                "thinking_enabled": False,
-                "reasoning_effort": None,
-                "tool_intent": False,
-                "model_id": None,
-                "attachment_ids": (),
-            },
-            id="effort-dropped-without-thinking",
-        ),
-    ],
-)
-def test_submit_sends_the_composer(composer: Composer, options: dict[str, Any]) -> None:
+def test_submit_sends_the_prompt_with_the_composer_s_options() -> None:
     h = harness()
+    options = SendOptions(True, "high", True, "demo-2", ("f1", "f2"))
 
-    taken = h.controller.submit(composer)
+    taken = h.controller.submit(Composer("hi", options))
 
     assert taken is True
-    assert h.stream.calls == [("send", ("hi",), options)]
+    assert h.stream.calls == [("send", ("hi", options), {})]
 
 
 def test_submit_not_taken_keeps_the_composer() -> None:
@@ -220,7 +184,7 @@ def test_unmapped_clicks_do_nothing(action: str) -> None:
 
     h.controller.click(action)
 
-    assert h.stream.calls == [] and h.copied == [] and h.compacted == []
+    assert h.stream.calls == [] and h.copied == []
 
 
 @pytest.mark.parametrize("action", ["resume", "regenerate"])
@@ -237,8 +201,7 @@ def test_compact_asks_for_the_active_chat() -> None:
 
     h.controller.click("compact")
 
-    assert h.compacted == ["c1"]
-    assert h.stream.calls == []
+    assert h.stream.calls == [("compact", ("c1",), {})]
 
 
 def test_compact_without_an_active_chat_does_nothing() -> None:
@@ -246,7 +209,7 @@ def test_compact_without_an_active_chat_does_nothing() -> None:
 
     h.controller.click("compact")
 
-    assert h.compacted == []
+    assert h.stream.calls == []
 
 
 @pytest.mark.parametrize(

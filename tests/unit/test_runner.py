@@ -109,7 +109,7 @@ async def test_events_after_the_terminal_event_in_the_same_read_are_ignored() ->
 
     run = run_of(chat)
     assert (run.status, run.text, run.last_seq) == ("completed", "a", 2)
-    assert "run_1" in fake.aborted  # the reader is released
+    assert "run_1" in fake.released  # the reader is released
 
 
 async def test_decoder_issues_are_recorded_in_the_trace() -> None:
@@ -179,7 +179,7 @@ async def test_dropped_connection_resumes_automatically_without_duplicating_text
 
 async def test_automatic_resume_is_not_tried_when_offline() -> None:
     fake = FakeTransport()
-    chat = ChatStream(fake, clock=TickClock(), make_id=Ids(), is_online=lambda: False)
+    chat = ChatStream(fake, fake, clock=TickClock(), make_id=Ids(), is_online=lambda: False)
     fake.chats["c1"] = detail("c1")
     await finish(chat.select_chat("c1"))
     fake.runs.append(Script([text(1, "a"), Drop()]))
@@ -221,7 +221,7 @@ async def test_resume_gap_interrupts_with_reason_gap() -> None:
     run = run_of(chat)
     assert (run.status, run.reason, run.text) == ("interrupted", "gap", "a")
     assert run.trace.gaps == (Gap(2, 3),)
-    assert "run_1" in fake.aborted
+    assert "run_1" in fake.released
 
 
 async def test_expired_event_log_offers_regenerate_only() -> None:
@@ -273,7 +273,7 @@ async def test_replay_with_a_gap_too_interrupts_with_reason_gap_and_keeps_the_li
     assert (run.can_resume, run.can_regenerate, run.stop_reason) == (True, True, None)
     (replay,) = run.trace.replays
     assert (replay.outcome, replay.gap) == ("gap", Gap(2, 3))
-    assert fake.aborted.count("run_1") == 2  # the live reader and the replay's are released
+    assert fake.released.count("run_1") == 2  # the live reader and the replay's are released
 
 
 async def test_replay_410_interrupts_as_expired_regenerate_only() -> None:
@@ -468,7 +468,7 @@ async def test_first_event_timeout_fails_the_run() -> None:
     assert (run.reason, run.trace.timeout_fired) == ("timeout", "first_event")
     assert run.error is not None and run.error.code == "first_event_timeout"
     assert run.trace.keepalives == 1
-    assert fake.aborted == ["run_1"] and fake.cancelled == ["run_1"]  # best-effort server stop
+    assert fake.released == ["run_1"] and fake.cancelled == ["run_1"]  # best-effort server stop
 
 
 async def test_first_event_timeout_covers_a_request_that_never_answers() -> None:
@@ -537,7 +537,7 @@ async def test_event_too_large_fails_the_run_and_keeps_the_partial_answer() -> N
     run = run_of(chat)
     assert (run.status, run.reason, run.text) == ("failed", "protocol", "kept")
     assert run.error is not None and run.error.code == "event_too_large"
-    assert "run_1" in fake.aborted
+    assert "run_1" in fake.released
 
 
 async def test_tool_call_arguments_grow_with_one_character_deltas() -> None:

@@ -71,7 +71,7 @@ class _ChatSummary:
 
 @dataclass
 class _ReplayTransport:
-    """A Transport whose run answers with pre-built chunks; only what a send needs."""
+    """The stream transport and chat API of a send, answering with pre-built chunks."""
 
     chunks: Sequence[bytes]
 
@@ -85,9 +85,6 @@ class _ReplayTransport:
         for chunk in self.chunks:
             yield chunk
 
-    def abort(self, run_id: str) -> None:
-        pass
-
 
 async def client_throughput(read: int) -> str:
     """Feed ``window.__benchStream`` in ``read``-byte chunks to a fresh ChatStream; JSON result."""
@@ -97,7 +94,8 @@ async def client_throughput(read: int) -> str:
 
     stream = bytes(window.__benchStream.to_bytes())
     chunks = [stream[i : i + read] for i in range(0, len(stream), read)]
-    chat = ChatStream(_ReplayTransport(chunks), make_id=_ids())  # type: ignore[arg-type]
+    replay = _ReplayTransport(chunks)
+    chat = ChatStream(replay, replay, make_id=_ids())  # type: ignore[arg-type]
     start = time.perf_counter()
     task = chat.send("bench")
     if task is not None:
