@@ -9,41 +9,20 @@ from collections.abc import AsyncIterator, Callable
 
 from aiohttp import web
 
-from server import runlog
-from server.auth import auth_middleware, get_session
+from server.auth import auth_middleware
 from server.catalog import Catalog
 from server.config import Config
 from server.db import Database
 from server.errors import error_middleware
-from server.routes_chats import compact_chat, create_chat, delete_chat, get_chat, list_chats
-from server.routes_misc import list_models, upload_attachment
-from server.routes_respond import respond_stream
-from server.routes_runs import cancel_run, get_run, run_events
-from server.routes_test import add_test_routes
-from server.runs import RunRegistry
-from server.scenarios_queue import ScenarioQueue
+from server.routes import add_test_routes, api_routes
+from server.runs import log as runlog
+from server.runs.registry import RunRegistry
+from server.scenarios.steps import ScenarioQueue
 from server.services import SERVICES, Services
 from server.static import add_static_routes
 
 log = logging.getLogger("riacho.app")
 _BODY_SLACK = 1024 * 1024
-
-
-def _api_routes() -> list[web.RouteDef]:
-    return [
-        web.get("/api/session", get_session),
-        web.get("/api/models", list_models),
-        web.get("/api/chats", list_chats),
-        web.post("/api/chats", create_chat),
-        web.get("/api/chats/{chat_id}", get_chat),
-        web.delete("/api/chats/{chat_id}", delete_chat),
-        web.post("/api/chats/{chat_id}/compact", compact_chat),
-        web.post("/api/respond/stream", respond_stream),
-        web.get("/api/runs/{run_id}", get_run),
-        web.post("/api/runs/{run_id}/cancel", cancel_run),
-        web.get("/api/runs/{run_id}/events", run_events),
-        web.post("/api/attachments", upload_attachment),
-    ]
 
 
 async def _sweep(svc: Services) -> None:
@@ -79,7 +58,7 @@ def create_app(config: Config) -> web.Application:
         middlewares=[error_middleware, auth_middleware],
         client_max_size=max(limits.scenario_max_bytes, limits.attachment_max_bytes) + _BODY_SLACK,
     )
-    app.router.add_routes(_api_routes())
+    app.router.add_routes(api_routes())
     if config.test_hooks:
         add_test_routes(app)
     add_static_routes(app, config.static_root)

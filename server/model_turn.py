@@ -37,8 +37,8 @@ from app.wire.protocol import (
 )
 from server.catalog import ProviderModel
 from server.context import ContextUsage, context_info_event
-from server.demo import model_switch_events, replay_recovered
-from server.drafts import draft
+from server.demo.model import model_switch_events, replay_recovered
+from server.drafts import answer_endings, draft
 from server.errors import ApiError
 from server.providers.base import (
     AssistantMessage,
@@ -51,6 +51,7 @@ from server.providers.base import (
     ToolOutput,
     open_stream,
 )
+from server.runs.registry import Endings
 from server.tools import ToolOutcome, run_tool
 
 Opened = asyncio.Future[ProviderFailure | None]
@@ -116,6 +117,11 @@ class Step:
 
     def message(self, native: Any) -> AssistantMessage:
         return AssistantMessage("".join(self.text), tuple(self.calls), native)
+
+
+def endings(turn: ModelTurn) -> Endings:
+    """How a model's answer that is stopped or breaks ends."""
+    return answer_endings(turn.message_id)
 
 
 async def play(turn: ModelTurn, opened: Opened) -> AsyncIterator[StreamEvent]:

@@ -9,8 +9,8 @@ from aiohttp import web
 from server.catalog import Catalog
 from server.config import Config
 from server.db import Database
-from server.runs import RunRegistry
-from server.scenarios_queue import ScenarioQueue
+from server.runs.registry import RunRegistry
+from server.scenarios.steps import ScenarioQueue
 
 
 @dataclass(slots=True)

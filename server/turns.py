@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from app.wire.api import RespondStreamBody
 from server.catalog import RETRY_AFTER_S, Catalog, DemoModel, Model, ProviderModel
 from server.db import Database, Row, SqlValue, new_id, now
-from server.demo_text import title_for
+from server.demo.text import title_for
 from server.errors import ApiError
-from server.live_run import RunMeta
+from server.runs.live import RunMeta
 
 DEFAULT_TITLE = "New chat"
 _RUN_ID_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")

@@ -9,8 +9,8 @@ import pytest
 from aiohttp.test_utils import TestServer
 
 from app.wire.protocol import DoneEvent, StreamEvent, UserMessageIdEvent
-from server import demo
 from server.config import Config
+from server.demo import model as demo
 from tests.server.conftest import (
     MakeApi,
     StartServer,
@@ -34,9 +34,10 @@ async def test_cancel_mid_stream_stops_the_task_and_keeps_partial_text(
     chat_id = await api.new_chat()
     response = await api.stream(chat_id, "tell me a story", runId="run_mid")
     first = await read_events(response, 5)
-    task = services_of(server).runs.live["run_mid"].task
+    run = services_of(server).runs.live["run_mid"]
+    assert run.generating
     assert await api.cancel("run_mid") == "cancelled"
-    assert task is not None and task.done()
+    assert not run.generating
     rest = events_of(await response.read())
     events = first + rest
     assert_valid_run_stream(events, "run_mid")
@@ -149,3 +150,17 @@ async def test_generation_that_raises_ends_with_an_error_event_and_failed(
     message = (await api.json("GET", f"/api/chats/{chat_id}"))["messages"][-1]
     assert (message["status"], message["partial"]) == ("failed", True)
     assert await api.cancel("run_boom") == "failed"
+
+
+async def test_a_server_shutdown_interrupts_runs_instead_of_cancelling_them(
+    server: TestServer, api: Api
+) -> None:
+    chat_id = await api.new_chat()
+    response = await api.stream(chat_id, "a long answer", runId="run_shutdown")
+    await read_events(response, 2)
+    await services_of(server).runs.shutdown()
+    assert (await api.run("run_shutdown"))["status"] == "interrupted"
+    trace = await api.trace("run_shutdown")
+    assert (trace["cancelRequested"], trace["generationStopped"]) == (False, True)
+    events = logged_events(server, "run_shutdown")
+    assert not any(e["type"] == "done" and e["stopReason"] == "cancelled" for e in events)

@@ -25,9 +25,9 @@ from app.wire.api import ChatDetail
 from app.wire.protocol import EVENT_ADAPTER, StreamEvent
 from server.config import Config
 from server.db import Database, iso, now
-from server.live_run import RunMeta
-from server.routes_chats import chat_messages
-from server.runs import RunRegistry
+from server.routes.chats import chat_messages
+from server.runs.live import RunMeta
+from server.runs.registry import RunRegistry
 
 TOOL_IDS = st.sampled_from(["t1", "t2"])
 IMAGE_IDS = st.sampled_from(["i1", "i2"])

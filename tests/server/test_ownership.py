@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from aiohttp.test_utils import TestServer
 
-from tests.server.conftest import MakeApi
+from tests.server.conftest import MakeApi, services_of
 from tests.server.helpers import Api, read_events
 
 
@@ -64,3 +65,47 @@ async def test_scenario_trace_of_run_is_visible_to_test_hooks_only(api: Api) -> 
     chat_id = await api.new_chat()
     await api.run_turn(chat_id, runId="run_traced")
     assert (await api.trace("run_traced"))["runId"] == "run_traced"
+
+
+# --- each layer on its own: the route's check and the registry's check ------------------------
+
+
+HOLD = [{"event": {"type": "text", "text": "Still going"}}, {"hold": True}]
+
+
+async def test_the_registry_alone_refuses_to_cancel_another_users_run(
+    server: TestServer, api: Api
+) -> None:
+    chat_id = await api.new_chat()
+    await api.scenario(HOLD, chat_id)
+    response = await api.stream(chat_id, runId="run_alice")
+    await read_events(response, 1)
+    registry = services_of(server).runs
+    assert await registry.cancel("usr_not_alice", "run_alice") is None
+    run = registry.live["run_alice"]
+    assert run.generating and run.stop_cause is None
+    assert await api.cancel("run_alice") == "cancelled"  # NOTE: its owner still can
+
+
+async def test_the_cancel_route_alone_refuses_another_users_run(
+    server: TestServer, api: Api, bob: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    registry = services_of(server).runs
+    asked: list[tuple[str, str]] = []
+
+    async def cancel_anything(user_id: str, run_id: str) -> str:
+        # NOTE: a registry with no ownership check at all: only the route can refuse now.
+        asked.append((user_id, run_id))
+        registry.live[run_id].stop_generation("user")
+        return "cancelled"
+
+    chat_id = await api.new_chat()
+    await api.scenario(HOLD, chat_id)
+    response = await api.stream(chat_id, runId="run_alice")
+    await read_events(response, 1)
+    monkeypatch.setattr(registry, "cancel", cancel_anything)
+    body = await bob.json("POST", "/api/runs/run_alice/cancel", expect=404)
+    assert body["error"]["code"] == "run_not_found"
+    assert asked == []
+    assert registry.live["run_alice"].generating
+    response.close()

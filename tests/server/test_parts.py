@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from app.state.parts import parts_to_json
-from server.runlog import AnswerFold
+from server.runs.log import AnswerFold
 
 E = dict[str, Any]
 

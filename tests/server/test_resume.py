@@ -6,8 +6,8 @@ import pytest
 from aiohttp import ClientPayloadError
 from aiohttp.test_utils import TestServer
 
-from server import runlog
 from server.config import Config
+from server.runs import log as runlog
 from tests.server.conftest import (
     MakeApi,
     StartServer,

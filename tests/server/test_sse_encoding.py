@@ -14,8 +14,8 @@ from app.wire.protocol import (
     UserMessageIdEvent,
     encode_event,
 )
-from server.runlog import Frame
-from server.stream import KEEPALIVE, SSE_HEADERS, encode_frame
+from server.runs.log import Frame
+from server.runs.stream import KEEPALIVE, SSE_HEADERS, encode_frame
 
 R = "run_1"
 

@@ -3,6 +3,12 @@
 A run's task is decoupled from any HTTP response. Each produced event is appended to the run's
 log in SQLite and to its in-memory frames, then readers (the original stream, resumes) are woken.
 The first terminal status persisted wins; after it, appends are refused.
+
+A generator says how its run ends when it does not end it itself (:class:`Endings`): the demo
+and a real model log ``done(cancelled)`` when stopped and ``error(generation_failed)`` when they
+break; a test scenario logs nothing it was not told to. How a generation was stopped is kept
+(:data:`~server.runs.live.StopCause`): the user's Stop and the orphan timer cancel the run, a
+server shutdown interrupts it (a restart finds it ``interrupted``, never "cancelled by you").
 """
 
 from __future__ import annotations
@@ -10,20 +16,30 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
+from dataclasses import dataclass
 from typing import Any
 
 from app.wire.api import RunStatus
 from app.wire.protocol import DoneEvent, ErrorEvent, StreamEvent, encode_event
-from server import runlog
 from server.config import Config
 from server.db import Database, now
-from server.live_run import LiveRun, RunMeta, RunTrace
-from server.runlog import Frame
+from server.runs import log as runlog
+from server.runs.live import LiveRun, RunMeta, RunTrace
+from server.runs.log import Frame
 
 log = logging.getLogger("riacho.runs")
 FLUSH_INTERVAL_S = 0.25
 _MAX_TRACES = 2000
+Body = Coroutine[Any, Any, RunStatus | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Endings:
+    """The terminal events a generator logs when its run ends without one of its own."""
+
+    cancelled: StreamEvent | None = None
+    failed: Callable[[str], StreamEvent] | None = None
 
 
 class RunRegistry:
@@ -53,13 +69,13 @@ class RunRegistry:
         )
         return run
 
-    def start(self, run: LiveRun, body: Coroutine[Any, Any, RunStatus | None]) -> None:
+    def start(self, run: LiveRun, body: Body, endings: Endings = Endings()) -> None:
         """Run ``body`` as the run's generation task."""
-        run.task = asyncio.get_running_loop().create_task(self._drive(run, body))
-        run.task.add_done_callback(lambda _task: self._on_task_done(run, body))
+        task = asyncio.get_running_loop().create_task(self._drive(run, body, endings))
+        task.add_done_callback(lambda _task: self._on_task_done(run, body, endings))
+        run.attach_task(task)
         if self._early_cancels.pop((run.meta.user_id, run.run_id), None) is not None:
-            run.trace.cancel_requested_at = now()
-            run.task.cancel()
+            run.stop_generation("user")
 
     def emit(self, run: LiveRun, event: StreamEvent) -> Frame | None:
         """Append a produced event with the next seq; ``None`` if the run already ended."""
@@ -77,59 +93,40 @@ class RunRegistry:
         self, run: LiveRun, seq: int | None, data: str, event: StreamEvent | None
     ) -> Frame | None:
         """Log one event, fold it into the answer, wake readers; refused once the run ended."""
-        if run.status != "running":
-            run.trace.appends_refused += 1
+        if not run.running:
+            run.refuse()
             return None
-        frame = Frame(seq, data)
         runlog.insert_event(self.db, run.run_id, seq, data)
-        run.frames.append(frame)
-        run.trace.events_logged += 1
-        if seq is not None:
-            run.last_seq = max(run.last_seq, seq)
-        if event is None:
-            event = run.answer.apply_data(data)
-        else:
-            run.answer.apply(event)
+        event = run.record(seq, data, event)
         if isinstance(event, DoneEvent):
             runlog.set_stop_reason(self.db, run.meta.message_id, event.stop_reason)
-        run.dirty = True
-        if time.monotonic() - run.last_flush >= FLUSH_INTERVAL_S:
+        if run.flush_due(FLUSH_INTERVAL_S):
             self._flush(run)
-        run.notify()
-        return frame
+        return run.frames[-1]
 
     def finish(self, run: LiveRun, status: RunStatus, error: str | None = None) -> bool:
         """Persist the run's terminal status; ``False`` if another one was persisted first."""
-        if run.status != "running":
+        if not run.running:
             return False
         self._flush(run)
         won = runlog.finish(self.db, run.run_id, run.meta.message_id, status, error)
-        run.status = status
-        run.trace.status = status
-        run.notify()
+        run.end(status)
         return won
 
     def attach(self, run: LiveRun) -> None:
         """A reader (stream or resume) starts reading the run."""
-        run.readers += 1
-        if run.orphan_timer is not None:
-            run.orphan_timer.cancel()
-            run.orphan_timer = None
+        run.add_reader()
 
     def detach(self, run: LiveRun) -> None:
         """A reader went away; with no reader left the orphan timer starts."""
-        run.readers -= 1
-        if run.readers <= 0 and run.status == "running":
+        if run.remove_reader():
             self._arm_orphan_timer(run)
 
     async def cancel(self, user_id: str, run_id: str) -> RunStatus | None:
         """Stop a run's generation; the persisted status after it (``None``: unknown run)."""
         run = self.live.get(run_id)
         if run is not None and run.meta.user_id == user_id:
-            if run.trace.cancel_requested_at is None:
-                run.trace.cancel_requested_at = now()
-            if run.task is not None:
-                run.task.cancel()
+            run.stop_generation("user")
             try:
                 async with asyncio.timeout(self.config.cancel_wait_s):
                     await run.stopped.wait()
@@ -151,35 +148,34 @@ class RunRegistry:
         self._early_cancels[(user_id, run_id)] = time.monotonic()
 
     async def shutdown(self) -> None:
-        """Cancel every live run (the process is stopping)."""
-        tasks = [run.task for run in self.live.values() if run.task is not None]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        """Stop every live run: the process is going away (they end ``interrupted``)."""
+        runs = list(self.live.values())
+        for run in runs:
+            run.stop_generation("shutdown")
+        await asyncio.gather(*(run.task_done() for run in runs))
 
-    async def _drive(self, run: LiveRun, body: Coroutine[Any, Any, RunStatus | None]) -> None:
+    async def _drive(self, run: LiveRun, body: Body, endings: Endings) -> None:
         try:
             status = await body
         except Exception as exc:  # NOTE: a broken generator fails its run, not the server.
             log.warning("run failed run=%s", run.run_id, exc_info=True)
-            if run.meta.kind != "scenario":
-                self.emit(run, _error_event(str(exc) or type(exc).__name__))
+            if endings.failed is not None:
+                self.emit(run, endings.failed(str(exc) or type(exc).__name__))
             self.finish(run, "failed", str(exc))
             return
         self.finish(run, status or "interrupted")
 
-    def _on_task_done(self, run: LiveRun, body: Coroutine[Any, Any, object]) -> None:
+    def _on_task_done(self, run: LiveRun, body: Body, endings: Endings) -> None:
         body.close()  # NOTE: a task cancelled before its first step never awaited its body.
-        if run.status == "running":  # cancelled (possibly before its first step)
-            if run.meta.kind != "scenario":
-                self.emit(run, _done_event(run.meta.message_id, "cancelled"))
-            self.finish(run, "cancelled", "cancelled")
-        run.trace.generation_stopped_at = now()
-        if run.orphan_timer is not None:
-            run.orphan_timer.cancel()
+        if run.running:  # stopped (possibly before its first step)
+            if run.stop_cause == "shutdown":
+                self.finish(run, "interrupted", "the server stopped")
+            else:
+                if endings.cancelled is not None:
+                    self.emit(run, endings.cancelled)
+                self.finish(run, "cancelled", run.stop_cause or "cancelled")
+        run.close()
         self.live.pop(run.run_id, None)
-        run.stopped.set()
-        run.notify()
         log.info(
             "run end run=%s user=%s status=%s events=%d duration=%.3fs",
             run.run_id,
@@ -190,22 +186,18 @@ class RunRegistry:
         )
 
     def _flush(self, run: LiveRun) -> None:
-        if run.dirty:
+        if run.take_dirty():
             runlog.save_progress(
                 self.db, run.run_id, run.meta.message_id, run.last_seq, run.answer.parts
             )
-            run.dirty = False
-        run.last_flush = time.monotonic()
 
     def _arm_orphan_timer(self, run: LiveRun) -> None:
         def expire() -> None:
-            if run.readers <= 0 and run.task is not None and not run.task.done():
+            if run.unread and run.generating:
                 log.info("run orphaned run=%s after %.1fs", run.run_id, self.config.orphan_s)
-                run.trace.orphaned = True
-                run.task.cancel()
+                run.stop_generation("orphaned")
 
-        loop = asyncio.get_running_loop()
-        run.orphan_timer = loop.call_later(self.config.orphan_s, expire)
+        run.arm_orphan_timer(self.config.orphan_s, expire)
 
     def _keep_trace(self, trace: RunTrace) -> None:
         self.traces[trace.run_id] = trace
@@ -213,11 +205,20 @@ class RunRegistry:
             del self.traces[next(iter(self.traces))]
 
 
-def _done_event(message_id: str, stop_reason: str) -> StreamEvent:
-    return DoneEvent.model_validate(
-        {"runId": "-", "seq": 1, "done": True, "messageId": message_id, "stopReason": stop_reason}
-    )
-
-
-def _error_event(message: str) -> StreamEvent:
-    return ErrorEvent(run_id="-", seq=1, done=True, error=message, code="generation_failed")
+async def emit_all(
+    registry: RunRegistry,
+    run: LiveRun,
+    events: AsyncIterator[StreamEvent],
+    on_event: Callable[[StreamEvent], None] | None = None,
+) -> RunStatus | None:
+    """A generator's whole run: emit each event; the status is its terminal event's."""
+    status: RunStatus | None = None
+    async for event in events:
+        registry.emit(run, event)
+        if on_event is not None:
+            on_event(event)
+        if isinstance(event, DoneEvent):
+            status = "cancelled" if event.stop_reason == "cancelled" else "completed"
+        elif isinstance(event, ErrorEvent):
+            status = "failed"
+    return status

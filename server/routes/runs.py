@@ -7,13 +7,13 @@ import asyncio
 from aiohttp import web
 
 from app.wire.api import CancelResult, RunInfo
-from server import runlog
 from server.auth import current_user
 from server.db import Row
 from server.errors import ApiError
 from server.jsonio import answer_payload
+from server.runs import log as runlog
+from server.runs.stream import follow_run, open_sse, write_frames
 from server.services import Services, services
-from server.stream import follow_run, open_sse, write_frames
 
 
 def _own_run(svc: Services, user_id: str, run_id: str) -> Row:

@@ -9,9 +9,9 @@ from aiohttp import web
 from multidict import CIMultiDict
 
 from server.db import now
-from server.live_run import LiveRun
-from server.runlog import Frame
-from server.runs import RunRegistry
+from server.runs.live import LiveRun
+from server.runs.log import Frame
+from server.runs.registry import RunRegistry
 
 KEEPALIVE = b": keepalive\n\n"
 SSE_HEADERS: Mapping[str, str] = {
@@ -59,7 +59,7 @@ class RunReader:
         try:
             while True:
                 index = await self._write_new(index, after)
-                if self.run.status != "running" and index >= len(self.run.frames):
+                if not self.run.running and index >= len(self.run.frames):
                     return
                 if loop.time() >= next_keepalive:
                     await self.response.write(KEEPALIVE)

@@ -18,11 +18,22 @@ from aiohttp import web
 from app.wire.api import RunStatus
 from server.db import now
 from server.jsonio import dumps
-from server.live_run import LiveRun, terminal_status
-from server.runs import RunRegistry
-from server.scenarios_queue import StatusAnswer, Step
+from server.runs.live import LiveRun, terminal_status
+from server.runs.registry import RunRegistry
+from server.runs.stream import KEEPALIVE, encode_frame, open_sse
+from server.scenarios.steps import (
+    CloseStep,
+    DetachStep,
+    EventStep,
+    HoldStep,
+    KeepaliveStep,
+    RawB64Step,
+    RawStep,
+    SleepStep,
+    StatusStep,
+    Step,
+)
 from server.services import Services
-from server.stream import KEEPALIVE, encode_frame, open_sse
 from server.turns import Turn, create_rows
 
 CloseMode = Literal["clean", "reset"]
@@ -94,21 +105,21 @@ class ScenarioPlayer:
             self.last_yield = time.monotonic()
 
     async def _step(self, step: Step) -> None:
-        match step.kind:
-            case "event":
-                self._event(step.value)
-            case "raw":
-                self.channel.send(Write(step.value))
-            case "keepalive":
+        match step:
+            case EventStep(event=event):
+                self._event(event)
+            case RawStep() | RawB64Step():
+                self.channel.send(Write(step.data))
+            case KeepaliveStep():
                 self.channel.send(Write(KEEPALIVE))
-            case "sleep":
-                await asyncio.sleep(step.value)
-            case "hold":
+            case SleepStep(sleep_ms=ms):
+                await asyncio.sleep(ms / 1000)
+            case HoldStep():
                 await self.channel.disconnected.wait()
-            case "detach":
+            case DetachStep():
                 self.channel.send(Close("clean"))
-            case "close":
-                self.channel.send(Close(step.value))
+            case CloseStep(close=mode):
+                self.channel.send(Close(mode))
 
     def _event(self, given: dict[str, Any]) -> None:
         payload = dict(given)
@@ -130,12 +141,11 @@ async def stream_scenario(
 ) -> web.StreamResponse:
     """Play ``steps`` as the response of a checked turn: the whole response, nothing added."""
     status, headers = 200, {}
-    if steps and steps[0].kind == "status":
+    if steps and isinstance(steps[0], StatusStep):
         first, steps = steps[0], steps[1:]
-        answer: StatusAnswer = first.value
-        status, headers = answer.status, first.headers or {}
-        if answer.has_json or status >= 400:
-            return _status_answer(answer, headers)
+        status, headers = first.status, first.headers
+        if first.has_json or status >= 400:
+            return _status_answer(first)
     turn = dataclasses.replace(turn, meta=dataclasses.replace(turn.meta, kind="scenario"))
     create_rows(svc.db, turn)
     run, channel = svc.runs.register(turn.meta), Channel()
@@ -145,15 +155,15 @@ async def stream_scenario(
     return response
 
 
-def _status_answer(answer: StatusAnswer, headers: dict[str, str]) -> web.Response:
+def _status_answer(answer: StatusStep) -> web.Response:
     if answer.has_json:
         return web.Response(
             status=answer.status,
-            text=dumps(answer.json),
-            headers=headers,
+            text=dumps(answer.json_body),
+            headers=answer.headers,
             content_type="application/json",
         )
-    return web.Response(status=answer.status, headers=headers)
+    return web.Response(status=answer.status, headers=answer.headers)
 
 
 async def _drain(

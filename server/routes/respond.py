@@ -13,27 +13,29 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
 from pydantic import ValidationError
 
-from app.wire.api import RespondStreamBody, RunStatus
-from app.wire.protocol import ContextInfoEvent, DoneEvent, ErrorEvent, StreamEvent
-from server import demo, model_turn
+from app.wire.api import RespondStreamBody
+from app.wire.protocol import ContextInfoEvent, StreamEvent
+from server import model_turn
 from server.auth import current_user
 from server.catalog import ProviderModel
 from server.context import ContextUsage, chat_usage, estimate_tokens, save_model_usage
 from server.conversation import chat_history, merge_user_runs, user_message
 from server.db import new_id
+from server.demo import model as demo
 from server.errors import ApiError
 from server.jsonio import read_json_body
-from server.live_run import LiveRun
 from server.providers.base import ModelCall, ProviderFailure
-from server.scenario_player import stream_scenario
+from server.runs.live import LiveRun
+from server.runs.registry import emit_all
+from server.runs.stream import follow_run, open_sse
+from server.scenarios.player import stream_scenario
 from server.services import Services, services
-from server.stream import follow_run, open_sse
 from server.tools import TOOLS
 from server.turns import Turn, check_turn, create_rows, discard_rows, touch_chat
 
@@ -58,7 +60,9 @@ async def respond_stream(request: web.Request) -> web.StreamResponse:
     else:
         create_rows(svc.db, turn)
         run = svc.runs.register(turn.meta)
-        svc.runs.start(run, _generate(svc, run, demo.play(_demo_turn(svc, turn, body))))
+        demo_turn = _demo_turn(svc, turn, body)
+        events = emit_all(svc.runs, run, demo.play(demo_turn))
+        svc.runs.start(run, events, demo.endings(demo_turn))
     response = await open_sse(request)
     await follow_run(svc.runs, run, response, after=0)
     return response
@@ -71,8 +75,9 @@ async def _start_model_run(
     create_rows(svc.db, turn, touch_chat=False)
     run = svc.runs.register(turn.meta)
     opened: model_turn.Opened = asyncio.get_running_loop().create_future()
-    events = model_turn.play(_model_turn(svc, turn, model, body), opened)
-    svc.runs.start(run, _generate(svc, run, events))
+    answer = _model_turn(svc, turn, model, body)
+    events = emit_all(svc.runs, run, model_turn.play(answer, opened), _usage_saver(svc, run))
+    svc.runs.start(run, events, model_turn.endings(answer))
     failure = await _accepted(run, opened, svc.config.accept_wait_s)
     if failure is None:
         touch_chat(svc.db, turn)
@@ -146,17 +151,11 @@ def _demo_turn(svc: Services, turn: Turn, body: RespondStreamBody) -> demo.DemoT
     )
 
 
-async def _generate(
-    svc: Services, run: LiveRun, events: AsyncIterator[StreamEvent]
-) -> RunStatus | None:
-    """Emit every event of a generator; the run's status is its terminal event's."""
-    status: RunStatus | None = None
-    async for event in events:
-        svc.runs.emit(run, event)
-        if isinstance(event, ContextInfoEvent) and run.meta.kind == "model":
+def _usage_saver(svc: Services, run: LiveRun) -> Callable[[StreamEvent], None]:
+    """Keep the usage a real model reports, so a reloaded chat shows it."""
+
+    def save(event: StreamEvent) -> None:
+        if isinstance(event, ContextInfoEvent):
             save_model_usage(svc.db, run.meta.chat_id, event.used_tokens, event.max_tokens)
-        if isinstance(event, DoneEvent):
-            status = "cancelled" if event.stop_reason == "cancelled" else "completed"
-        elif isinstance(event, ErrorEvent):
-            status = "failed"
-    return status
+
+    return save

@@ -29,9 +29,10 @@ from app.wire.protocol import (
     ToolResultEvent,
     UserMessageIdEvent,
 )
-from server import demo_text
 from server.context import ContextUsage, context_info_event
-from server.drafts import draft
+from server.demo import text as demo_text
+from server.drafts import answer_endings, draft
+from server.runs.registry import Endings
 from server.tools import painted_image
 
 TOOL_LOOP_CAP = 3
@@ -55,6 +56,11 @@ class DemoTurn:
     previous_model_label: str | None = None
     attachments: list[str] = field(default_factory=list)
     usage: Callable[[str], ContextUsage] = lambda _answer: ContextUsage(0, 1)
+
+
+def endings(turn: DemoTurn) -> Endings:
+    """How a demo answer that is stopped or breaks ends."""
+    return answer_endings(turn.message_id)
 
 
 async def play(turn: DemoTurn) -> AsyncIterator[StreamEvent]:

@@ -6,24 +6,25 @@ from aiohttp import web
 
 from server.errors import ApiError
 from server.jsonio import answer, read_json_body
-from server.scenarios_queue import StepError, parse_steps
+from server.scenarios.steps import StepError, parse_scenario
 from server.services import services
 
 
 async def queue_scenario(request: web.Request) -> web.Response:
     """``POST /__test__/scenarios`` ``{"chatId"?, "steps": [...]}``."""
-    body = await read_json_body(request)
-    if not isinstance(body, dict):
-        raise ApiError(400, "invalid_body", "body must be an object")
-    chat_id = body.get("chatId")
-    if chat_id is not None and not isinstance(chat_id, str):
-        raise ApiError(400, "invalid_body", "'chatId' must be a string")
     try:
-        steps = parse_steps(body.get("steps"))
+        scenario = parse_scenario(await read_json_body(request))
     except StepError as exc:
         raise ApiError(400, "invalid_body", str(exc)) from exc
-    waiting = services(request).scenarios.push(chat_id, steps)
-    return answer({"queued": True, "chatId": chat_id, "waiting": waiting, "steps": len(steps)})
+    waiting = services(request).scenarios.push(scenario.chat_id, scenario.steps)
+    return answer(
+        {
+            "queued": True,
+            "chatId": scenario.chat_id,
+            "waiting": waiting,
+            "steps": len(scenario.steps),
+        }
+    )
 
 
 async def run_trace(request: web.Request) -> web.Response:
@@ -52,13 +53,3 @@ async def reset(request: web.Request) -> web.Response:
         ):
             svc.db.execute(f"DELETE FROM {table}")
     return answer({"reset": True})
-
-
-def add_test_routes(app: web.Application) -> None:
-    app.router.add_routes(
-        [
-            web.post("/__test__/scenarios", queue_scenario),
-            web.get("/__test__/runs/{run_id}", run_trace),
-            web.post("/__test__/reset", reset),
-        ]
-    )

@@ -1,0 +1,41 @@
+"""The HTTP routes (SPEC §4, §9): one module per resource, the table here."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from server.auth import get_session
+from server.routes.chats import compact_chat, create_chat, delete_chat, get_chat, list_chats
+from server.routes.misc import list_models, upload_attachment
+from server.routes.respond import respond_stream
+from server.routes.runs import cancel_run, get_run, run_events
+from server.routes.test_hooks import queue_scenario, reset, run_trace
+
+
+def api_routes() -> list[web.RouteDef]:
+    """Every ``/api`` route."""
+    return [
+        web.get("/api/session", get_session),
+        web.get("/api/models", list_models),
+        web.get("/api/chats", list_chats),
+        web.post("/api/chats", create_chat),
+        web.get("/api/chats/{chat_id}", get_chat),
+        web.delete("/api/chats/{chat_id}", delete_chat),
+        web.post("/api/chats/{chat_id}/compact", compact_chat),
+        web.post("/api/respond/stream", respond_stream),
+        web.get("/api/runs/{run_id}", get_run),
+        web.post("/api/runs/{run_id}/cancel", cancel_run),
+        web.get("/api/runs/{run_id}/events", run_events),
+        web.post("/api/attachments", upload_attachment),
+    ]
+
+
+def add_test_routes(app: web.Application) -> None:
+    """The ``/__test__`` routes (only with ``--test-hooks``)."""
+    app.router.add_routes(
+        [
+            web.post("/__test__/scenarios", queue_scenario),
+            web.get("/__test__/runs/{run_id}", run_trace),
+            web.post("/__test__/reset", reset),
+        ]
+    )
