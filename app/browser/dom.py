@@ -1,4 +1,4 @@
-"""The view's :class:`~app.view.Dom` over the page: keyed message elements, patched in place."""
+"""The view's :class:`~app.ui.view.Dom` over the page: keyed message elements, patched in place."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ EMPTY_CHAT_HTML = (
 
 
 class BrowserDom:
-    """The view's :class:`~app.view.Dom` over the real page."""
+    """The view's :class:`~app.ui.view.Dom` over the real page."""
 
     def __init__(self) -> None:
         self._js_messages = query("#messages")

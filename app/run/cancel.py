@@ -17,10 +17,8 @@ from collections.abc import Awaitable
 from app.run.runner import RunEnv, Window, read_resumed
 from app.state.actions import CancelSettled, ResumeStarted, RunRestored
 from app.state.history import run_from_message
-from app.wire.api import CancelResult, RunInfo
+from app.wire.api import SERVER_SETTLED, CancelResult, RunInfo
 from app.wire.errors import ChatError
-
-_SERVER_SETTLED = frozenset({"cancelled", "completed", "failed", "interrupted"})
 
 
 async def settle_cancel(env: RunEnv, run_id: str) -> None:
@@ -28,7 +26,7 @@ async def settle_cancel(env: RunEnv, run_id: str) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + env.config.cancel_deadline_ms / 1000
     status = await _ask(env.api.cancel_run(run_id), deadline)
-    while status not in _SERVER_SETTLED:
+    while status not in SERVER_SETTLED:
         remaining = deadline - loop.time()
         if remaining <= 0:
             env.dispatch(CancelSettled(run_id, env.clock(), "unconfirmed"))

@@ -1,6 +1,6 @@
 """The chat stream store with its commands: the Python ``useChatStream`` (SPEC §6).
 
-``ChatStream`` owns a :class:`~app.store.Store` of :class:`~app.state.State` and turns user
+``ChatStream`` owns a :class:`~app.state.store.Store` of :class:`~app.state.state.State` and turns user
 commands into actions and background tasks (see :mod:`app.run.runner`). Commands return at once:
 what they change first (a new user message, ``cancelling``) is dispatched synchronously, the
 network work runs in a task that is returned (``None`` when the command does not apply), so
@@ -10,7 +10,6 @@ tests can await it and the browser can ignore it.
 from __future__ import annotations
 
 import asyncio
-import traceback
 import uuid
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -34,7 +33,7 @@ from app.state.actions import (
 )
 from app.state.reducer import reduce
 from app.state.state import SETTLED, ChatState, MessageState, RunState, State, settled_runs
-from app.state.store import Listener, Store
+from app.state.store import Listener, Store, print_error
 from app.state.trace import Clock, RunTrace, monotonic_ms
 from app.wire.api import RespondStreamBody
 from app.wire.errors import ChatError
@@ -45,10 +44,6 @@ Task = asyncio.Task[Any]
 def new_id(prefix: str) -> str:
     """A fresh client-made id such as ``run_3f2a…`` (uuid4 hex)."""
     return f"{prefix}_{uuid.uuid4().hex}"
-
-
-def _print_error(error: BaseException) -> None:
-    traceback.print_exception(error)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +88,7 @@ class ChatStream:
         is_online: Callable[[], bool] = lambda: True,
         make_id: Callable[[str], str] = new_id,
         on_trace: Callable[[RunTrace], None] | None = None,
-        on_error: Callable[[BaseException], None] = _print_error,
+        on_error: Callable[[BaseException], None] = print_error,
     ) -> None:
         self._store: Store[State, Action] = Store(State(), reduce, on_error)
         self._env = RunEnv(self._store, streams, api, config or ClientConfig(), clock, is_online)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from urllib.parse import parse_qsl
+
+from app.wire.sse import DEFAULT_MAX_EVENT_BYTES
 
 _MAX_DIGITS = 12  # NOTE: ~30 years in ms; longer digit strings are a typo, not a setting
 
@@ -25,7 +26,7 @@ class ClientConfig:
     total_timeout_ms: int = 600_000  # request start -> terminal event
     cancel_deadline_ms: int = 5_000  # Stop -> server confirmation, else "unconfirmed"
     cancel_poll_ms: int = 250  # interval of GET /api/runs/{id} while a cancel is pending
-    max_event_bytes: int = 1_048_576  # one SSE line or event; longer is event_too_large
+    max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES  # one line or event; longer: event_too_large
     auto_resume: bool = True  # resume once, automatically, when the connection drops
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
@@ -53,11 +54,6 @@ class ClientConfig:
             max_event_bytes=read("maxEventBytes", default.max_event_bytes),
             warnings=tuple(warnings),
         )
-
-    @classmethod
-    def from_query_string(cls, search: str) -> ClientConfig:
-        """Settings from ``location.search`` (``"?idleTimeoutMs=1500"``); the last value wins."""
-        return cls.from_query(dict(parse_qsl(search.removeprefix("?"), keep_blank_values=True)))
 
 
 def _positive_int(raw: str) -> int | None:

@@ -16,8 +16,9 @@ An answer is a tuple of parts in the order they first appeared::
     ContinuationPart(mode, recovered, reason)   a ``recovered:false`` marker flips to true
     SystemEventPart(kind, message)       a timeline marker
 
-The status words match the server's persisted parts (``server/parts.py``), which
-:func:`app.history.parts_from_json` reads back for a chat loaded from history.
+Each part is a frozen dataclass (cheap to copy on the hot path) with a ``type`` tag; one pydantic
+``TypeAdapter`` over their tagged union validates and serialises them (camelCase JSON, the
+shape ``GET /api/chats/{id}`` answers: ``{"type": "tool_call", "toolCallId": …}``).
 """
 
 from __future__ import annotations

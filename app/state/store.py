@@ -11,7 +11,8 @@ A = TypeVar("A")
 Listener = Callable[[S, S], None]
 
 
-def _print_error(error: Exception) -> None:
+def print_error(error: BaseException) -> None:
+    """The default error report: the traceback on stderr (the browser console)."""
     traceback.print_exception(error)
 
 
@@ -22,7 +23,7 @@ class Store(Generic[S, A]):
         self,
         initial: S,
         reducer: Callable[[S, A], S],
-        on_listener_error: Callable[[Exception], None] = _print_error,
+        on_listener_error: Callable[[Exception], None] = print_error,
     ) -> None:
         self._state = initial
         self._reducer = reducer

@@ -10,14 +10,20 @@ Decisions (``# NOTE:`` marks them in the code):
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.wire.errors import HttpStatusError
 from app.wire.protocol import CAMEL_CONFIG, NonEmptyStr
 
-RunStatus = Literal["running", "completed", "cancelled", "failed", "interrupted"]
+ServerRunStatus = Literal["running", "completed", "cancelled", "failed", "interrupted"]
+"""A run's status as the server persists it (the page's own run states are
+:data:`app.state.state.RunStatus`)."""
+SERVER_SETTLED: Final[frozenset[ServerRunStatus]] = frozenset(
+    {"completed", "cancelled", "failed", "interrupted"}
+)
+"""The statuses a run never leaves."""
 
 
 class RespondStreamBody(BaseModel):
@@ -68,7 +74,7 @@ class RunInfo(_Payload):
     run_id: str
     chat_id: str
     message_id: str | None = None
-    status: RunStatus
+    status: ServerRunStatus
     last_seq: int = Field(ge=0)
     attempt: int = Field(ge=1)
     expired: bool = False
@@ -78,7 +84,7 @@ class CancelResult(_Payload):
     """The answer of ``POST /api/runs/{runId}/cancel``: the run's state after the request."""
 
     run_id: str
-    status: RunStatus
+    status: ServerRunStatus
 
 
 class ChatSummary(_Payload):
@@ -97,7 +103,7 @@ class MessageOut(_Payload):
     role: Literal["user", "assistant"]
     text: str = ""
     parts: list[dict[str, Any]] = Field(default_factory=list)
-    status: RunStatus | None = None
+    status: ServerRunStatus | None = None
     run_id: str | None = None
     parent_id: str | None = None
     attempt: int = Field(default=1, ge=1)

@@ -6,8 +6,11 @@ next to the human text (``[data-error-code]``)::
     ChatError                   base: anything that makes a run (or a request) fail
     ├── TransportError          the network failed: fetch rejected, connection reset, bad read
     ├── HttpStatusError         the server answered an error status before the stream started
-    ├── ProtocolError           the stream broke the wire contract (SPEC §2, §3)
     └── TimeoutFired            a first-event, idle or total timeout fired (SPEC §5)
+
+A stream that breaks the wire contract (SPEC §2, §3) raises nothing: a bad frame is skipped and
+recorded in the run's trace, an event over the size limit fails the run with the code
+``event_too_large``.
 
 A user's abort (Stop) is not an error: it is a run state (``cancelling`` → ``cancelled``), so it
 is deliberately not modelled here.
@@ -48,20 +51,6 @@ class HttpStatusError(ChatError):
         super().__init__(message, code=code)
         self.status = status
         self.retry_after = retry_after
-
-
-class ProtocolError(ChatError):
-    """The stream broke the wire contract; ``event_type`` is ``""`` when it is unknown.
-
-    ``code`` names the breach: ``invalid_json``, ``unknown_type``, ``invalid_event``,
-    ``event_too_large``, or the default ``protocol_error``.
-    """
-
-    def __init__(self, event_type: str, detail: str, *, code: str = "protocol_error") -> None:
-        where = f" in {event_type!r} event" if event_type else ""
-        super().__init__(f"protocol error{where}: {detail}", code=code)
-        self.event_type = event_type
-        self.detail = detail
 
 
 class TimeoutFired(ChatError):

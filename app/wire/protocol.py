@@ -34,8 +34,6 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import from_json
 
-from app.wire.errors import ProtocolError
-
 NonEmptyStr = Annotated[str, Field(min_length=1)]
 
 CAMEL_CONFIG = ConfigDict(
@@ -272,11 +270,6 @@ class SkippedFrame:
         """The seq that still counts as seen (SPEC §5): an unknown type's only."""
         # NOTE: an invalid event's seq stays missing so the gap rule catches the lost content.
         return self.seq if self.reason == "unknown_type" else None
-
-    @property
-    def error(self) -> ProtocolError:
-        """The equivalent protocol error, with ``reason`` as its code."""
-        return ProtocolError(self.event_type or "", self.detail, code=self.reason)
 
 
 def parse_event(data: str) -> ParsedEvent | SkippedFrame:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from app.wire.api import RunStatus
+from app.wire.api import ServerRunStatus
 from app.wire.protocol import StreamEvent
 from server.db import now
 from server.runs.log import AnswerFold, Frame
@@ -74,7 +74,7 @@ class LiveRun:
         self.meta = meta
         self.trace = trace
         self.frames: list[Frame] = []
-        self.status: RunStatus = "running"
+        self.status: ServerRunStatus = "running"
         self.last_seq = 0
         self.answer = AnswerFold(meta.run_id)
         self.stopped = asyncio.Event()
@@ -146,7 +146,7 @@ class LiveRun:
         self._last_flush = time.monotonic()
         return dirty
 
-    def end(self, status: RunStatus) -> None:
+    def end(self, status: ServerRunStatus) -> None:
         self.status = status
         self.trace.status = status
         self.notify()
@@ -197,7 +197,7 @@ class LiveRun:
                 await changed.wait()
 
 
-def terminal_status(payload: JsonObject) -> RunStatus | None:
+def terminal_status(payload: JsonObject) -> ServerRunStatus | None:
     """The run status an event ends a run with, or ``None`` if it is not terminal."""
     kind = payload.get("type")
     if kind == "error":

@@ -9,8 +9,6 @@ from app.state.parts import Parts, answer_text, fold, parts_to_json
 from app.wire.protocol import ParsedEvent, StreamEvent, parse_event
 from server.db import Database, Row, now
 
-TERMINAL_STATUSES = frozenset({"completed", "cancelled", "failed", "interrupted"})
-
 
 @dataclass(frozen=True, slots=True)
 class Frame:

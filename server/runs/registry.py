@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from app.wire.api import RunStatus
+from app.wire.api import ServerRunStatus
 from app.wire.protocol import DoneEvent, ErrorEvent, StreamEvent, encode_event
 from server.config import Config
 from server.db import Database, now
@@ -31,7 +31,7 @@ from server.runs.log import Frame
 log = logging.getLogger("riacho.runs")
 FLUSH_INTERVAL_S = 0.25
 _MAX_TRACES = 2000
-Body = Coroutine[Any, Any, RunStatus | None]
+Body = Coroutine[Any, Any, ServerRunStatus | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +104,7 @@ class RunRegistry:
             self._flush(run)
         return run.frames[-1]
 
-    def finish(self, run: LiveRun, status: RunStatus, error: str | None = None) -> bool:
+    def finish(self, run: LiveRun, status: ServerRunStatus, error: str | None = None) -> bool:
         """Persist the run's terminal status; ``False`` if another one was persisted first."""
         if not run.running:
             return False
@@ -122,7 +122,7 @@ class RunRegistry:
         if run.remove_reader():
             self._arm_orphan_timer(run)
 
-    async def cancel(self, user_id: str, run_id: str) -> RunStatus | None:
+    async def cancel(self, user_id: str, run_id: str) -> ServerRunStatus | None:
         """Stop a run's generation; the persisted status after it (``None``: unknown run)."""
         run = self.live.get(run_id)
         if run is not None and run.meta.user_id == user_id:
@@ -134,11 +134,11 @@ class RunRegistry:
                 pass
         return self.persisted_status(user_id, run_id)
 
-    def persisted_status(self, user_id: str, run_id: str) -> RunStatus | None:
+    def persisted_status(self, user_id: str, run_id: str) -> ServerRunStatus | None:
         row = runlog.run_row(self.db, run_id)
         if row is None or row["user_id"] != user_id:
             return None
-        status: RunStatus = row["status"]
+        status: ServerRunStatus = row["status"]
         return status
 
     def note_early_cancel(self, user_id: str, run_id: str) -> None:
@@ -210,9 +210,9 @@ async def emit_all(
     run: LiveRun,
     events: AsyncIterator[StreamEvent],
     on_event: Callable[[StreamEvent], None] | None = None,
-) -> RunStatus | None:
+) -> ServerRunStatus | None:
     """A generator's whole run: emit each event; the status is its terminal event's."""
-    status: RunStatus | None = None
+    status: ServerRunStatus | None = None
     async for event in events:
         registry.emit(run, event)
         if on_event is not None:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from aiohttp import web
 
-from app.wire.api import RunStatus
+from app.wire.api import ServerRunStatus
 from server.db import now
 from server.jsonio import dumps
 from server.runs.live import LiveRun, terminal_status
@@ -84,10 +84,10 @@ class ScenarioPlayer:
         self.run = run
         self.channel = channel
         self.last_seq = 0
-        self.status: RunStatus | None = None
+        self.status: ServerRunStatus | None = None
         self.last_yield = time.monotonic()
 
-    async def play(self, steps: list[Step]) -> RunStatus | None:
+    async def play(self, steps: list[Step]) -> ServerRunStatus | None:
         """Every step in order; the run's status is its first terminal event's, if any."""
         try:
             for step in steps:

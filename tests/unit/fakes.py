@@ -24,7 +24,7 @@ from app.wire.api import (
     ModelInfo,
     RespondStreamBody,
     RunInfo,
-    RunStatus,
+    ServerRunStatus,
     SessionInfo,
 )
 from app.wire.errors import ChatError, HttpStatusError, TransportError
@@ -87,9 +87,9 @@ class FakeTransport:
     def __init__(self) -> None:
         self.runs: deque[Script] = deque()  # answers to open_run, in order
         self.events: deque[Script] = deque()  # answers to open_events, in order
-        self.cancel_answers: deque[RunStatus | ChatError] = deque()  # default: "cancelled"
-        self.run_answers: deque[RunStatus | ChatError] = deque()  # then run_default
-        self.run_default: RunStatus = "running"
+        self.cancel_answers: deque[ServerRunStatus | ChatError] = deque()  # default: "cancelled"
+        self.run_answers: deque[ServerRunStatus | ChatError] = deque()  # then run_default
+        self.run_default: ServerRunStatus = "running"
         self.chats: dict[str, ChatDetail] = {}
         self.chat_gate: asyncio.Event | None = None
         self.opened: list[RespondStreamBody] = []

@@ -61,9 +61,3 @@ def test_from_query(query: dict[str, str], expected: dict[str, Any], warnings: i
 def test_a_warning_names_the_parameter_and_the_default_kept() -> None:
     (warning,) = ClientConfig.from_query({"totalTimeoutMs": "soon"}).warnings
     assert warning == "totalTimeoutMs='soon' is not a positive integer; using 600000"
-
-
-def test_from_query_string_reads_location_search() -> None:
-    config = ClientConfig.from_query_string("?idleTimeoutMs=1500&idleTimeoutMs=1600&x=")
-    assert config.idle_timeout_ms == 1600
-    assert ClientConfig.from_query_string("") == ClientConfig()

@@ -7,7 +7,6 @@ import pytest
 from app.wire.errors import (
     ChatError,
     HttpStatusError,
-    ProtocolError,
     TimeoutFired,
     TimeoutKind,
     TransportError,
@@ -19,7 +18,6 @@ from app.wire.errors import (
     [
         pytest.param(TransportError("reset"), id="transport"),
         pytest.param(HttpStatusError(503, "model_unavailable", "Down"), id="http-status"),
-        pytest.param(ProtocolError("text", "bad"), id="protocol"),
         pytest.param(TimeoutFired("idle"), id="timeout"),
     ],
 )
@@ -54,30 +52,6 @@ def test_http_status_error_carries_status_code_message_and_retry_after() -> None
     )
     assert str(error) == "The model is down"
     assert HttpStatusError(404, "chat_not_found", "No chat").retry_after is None
-
-
-@pytest.mark.parametrize(
-    ("error", "code", "text"),
-    [
-        pytest.param(
-            ProtocolError("text", "text: Field required"),
-            "protocol_error",
-            "protocol error in 'text' event: text: Field required",
-            id="default-code",
-        ),
-        pytest.param(
-            ProtocolError("", "event larger than 1048576 bytes", code="event_too_large"),
-            "event_too_large",
-            "protocol error: event larger than 1048576 bytes",
-            id="no-event-type",
-        ),
-    ],
-)
-def test_protocol_error_carries_event_type_detail_and_code(
-    error: ProtocolError, code: str, text: str
-) -> None:
-    assert (error.code, str(error)) == (code, text)
-    assert error.detail in text
 
 
 @pytest.mark.parametrize(

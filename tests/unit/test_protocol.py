@@ -10,7 +10,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from app.wire.errors import ProtocolError
 from app.wire.protocol import (
     EVENT_ADAPTER,
     EVENT_TYPES,
@@ -506,23 +505,6 @@ def test_common_fields_are_strict(field: str, value: object) -> None:
 )
 def test_event_fields_are_not_coerced(frame: Wire) -> None:
     assert skipped(frame).reason == "invalid_event"
-
-
-@pytest.mark.parametrize(
-    ("frame", "code", "event_type"),
-    [
-        pytest.param("{", "invalid_json", "", id="invalid-json"),
-        pytest.param({"type": "mystery", "seq": 1}, "unknown_type", "mystery", id="unknown"),
-        pytest.param(wire("text", text=5), "invalid_event", "text", id="invalid-event"),
-    ],
-)
-def test_skipped_frame_error_is_the_equivalent_protocol_error(
-    frame: Wire | str, code: str, event_type: str
-) -> None:
-    skip = skipped(frame)
-    error = skip.error
-    assert isinstance(error, ProtocolError)
-    assert (error.code, error.event_type, error.detail) == (code, event_type, skip.detail)
 
 
 def test_events_are_frozen() -> None:
