@@ -1,7 +1,8 @@
 """The chat stream store with its commands: the Python ``useChatStream`` (SPEC §6).
 
-``ChatStream`` owns a :class:`~app.state.store.Store` of :class:`~app.state.state.State` and turns user
-commands into actions and background tasks (see :mod:`app.run.runner`). Commands return at once:
+``ChatStream`` owns a :class:`~app.state.store.Store` of :class:`~app.state.state.State` and
+turns user commands into actions and background tasks (see :mod:`app.run.runner`). Commands
+return at once:
 what they change first (a new user message, ``cancelling``) is dispatched synchronously, the
 network work runs in a task that is returned (``None`` when the command does not apply), so
 tests can await it and the browser can ignore it.
