@@ -2,10 +2,9 @@
 
 ``ChatStream`` owns a :class:`~app.state.store.Store` of :class:`~app.state.state.State` and
 turns user commands into actions and background tasks (see :mod:`app.run.runner`). Commands
-return at once:
-what they change first (a new user message, ``cancelling``) is dispatched synchronously, the
-network work runs in a task that is returned (``None`` when the command does not apply), so
-tests can await it and the browser can ignore it.
+return at once: what they change first (a new user message, ``cancelling``) is dispatched
+synchronously, the network work runs in a task that is returned (``None`` when the command
+does not apply), so tests can await it and the browser can ignore it.
 """
 
 from __future__ import annotations
