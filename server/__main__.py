@@ -12,9 +12,10 @@ from pathlib import Path
 
 from aiohttp import web
 
+from server import users_cli
 from server.app import create_app
 from server.catalog import DEMO_MODELS
-from server.config import DEFAULT_MAX_MODEL_CALLS, REPO_ROOT, Config
+from server.config import DEFAULT_MAX_MODEL_CALLS, REPO_ROOT, Config, Limits
 from server.providers.settings import (
     PROVIDER_KINDS,
     ProviderSettings,
@@ -23,6 +24,7 @@ from server.providers.settings import (
     from_command_line,
     load_file,
 )
+from server.services import SERVICES
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -41,8 +43,46 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--demo-token-ms", type=float, default=30.0)
     p.add_argument("--static-root", type=Path, default=REPO_ROOT)
     p.add_argument("--access-log", help="file for the access log (default: none)")
+    _security_arguments(p.add_argument_group("accounts, origins and limits (see README)"))
     _provider_arguments(p.add_argument_group("real models (see README and riacho.example.toml)"))
     return p
+
+
+def _security_arguments(g: argparse._ArgumentGroup) -> None:
+    g.add_argument("--auth", choices=["anonymous", "password", "proxy"], default="anonymous")
+    g.add_argument("--trusted-user-header", help="with --auth proxy: the header naming the user")
+    g.add_argument(
+        "--allow-anonymous",
+        action="store_true",
+        help="serve anonymous users on a non-loopback host (anyone who reaches it can chat)",
+    )
+    g.add_argument(
+        "--allowed-origin",
+        action="append",
+        default=[],
+        help="another origin the page may be served from (CORS with credentials; repeat)",
+    )
+    defaults = Limits()
+    g.add_argument("--max-prompt-bytes", type=int, default=defaults.prompt_max_bytes)
+    g.add_argument("--max-attachments", type=int, default=defaults.attachments_per_request)
+    g.add_argument("--max-runs-per-user", type=int, default=defaults.runs_per_user)
+    g.add_argument("--shutdown-grace-s", type=float, default=10.0)
+
+
+LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
+
+
+def _check_security(parser: argparse.ArgumentParser, a: argparse.Namespace) -> None:
+    if a.auth == "anonymous" and a.host not in LOOPBACK and not a.allow_anonymous:
+        parser.error(
+            f"--host {a.host} is reachable by others: use --auth password or --auth proxy "
+            "(or --allow-anonymous to let anyone who reaches it chat)"
+        )
+    if a.auth == "proxy" and not a.trusted_user_header:
+        parser.error("--auth proxy needs --trusted-user-header NAME")
+    for origin in a.allowed_origin:
+        if not origin.startswith(("http://", "https://")) or origin.rstrip("/") != origin:
+            parser.error(f"--allowed-origin {origin!r} must be like https://chat.example.org")
 
 
 def _provider_arguments(g: argparse._ArgumentGroup) -> None:
@@ -98,6 +138,7 @@ def parse_args(argv: list[str]) -> Config:
     """The configuration from command-line arguments (exits with a message when unusable)."""
     parser = _parser()
     a = parser.parse_args(argv)
+    _check_security(parser, a)
     try:
         providers, file_cap = _providers(a)
     except SettingsError as exc:
@@ -115,6 +156,15 @@ def parse_args(argv: list[str]) -> Config:
         access_log=a.access_log,
         providers=providers,
         max_model_calls=a.max_model_calls or file_cap or DEFAULT_MAX_MODEL_CALLS,
+        auth=a.auth,
+        trusted_user_header=a.trusted_user_header,
+        allowed_origins=tuple(a.allowed_origin),
+        shutdown_grace_s=a.shutdown_grace_s,
+        limits=Limits(
+            prompt_max_bytes=a.max_prompt_bytes,
+            attachments_per_request=a.max_attachments,
+            runs_per_user=a.max_runs_per_user,
+        ),
     )
 
 
@@ -133,9 +183,8 @@ async def serve(config: Config) -> None:
     if config.db_path != ":memory:":
         Path(config.db_path).parent.mkdir(parents=True, exist_ok=True)
     access = _access_logger(config.access_log)
-    runner = web.AppRunner(
-        create_app(config), handler_cancellation=True, access_log=access, shutdown_timeout=2.0
-    )
+    app = create_app(config)
+    runner = web.AppRunner(app, handler_cancellation=True, access_log=access, shutdown_timeout=2.0)
     await runner.setup()
     site = web.TCPSite(runner, config.host, config.port)
     await site.start()
@@ -154,7 +203,8 @@ async def serve(config: Config) -> None:
     try:
         await stop.wait()
     finally:
-        print("Stopping…", flush=True)
+        print(f"Stopping: running answers get {config.shutdown_grace_s:g} s to finish…", flush=True)
+        await app[SERVICES].runs.drain(config.shutdown_grace_s)
         await runner.cleanup()
 
 
@@ -171,7 +221,10 @@ def _model_lines(config: Config) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    config = parse_args(sys.argv[1:] if argv is None else argv)
+    arguments = sys.argv[1:] if argv is None else argv
+    if arguments[:1] == ["users"]:
+        sys.exit(users_cli.run(arguments[1:]))
+    config = parse_args(arguments)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     asyncio.run(serve(config))
 

@@ -18,6 +18,7 @@ from server.routes import add_test_routes, api_routes
 from server.runs import log as runlog
 from server.runs.registry import RunRegistry
 from server.scenarios.steps import ScenarioQueue
+from server.security import add_security_headers, security_middleware
 from server.services import SERVICES, Services
 from server.static import add_static_routes
 
@@ -54,10 +55,13 @@ def _lifecycle(svc: Services) -> Callable[[web.Application], AsyncIterator[None]
 def create_app(config: Config) -> web.Application:
     """The application: API, page files, and (with ``test_hooks``) the test routes."""
     limits = config.limits
+    # NOTE: bodies are read with per-route limits (jsonio.read_body, the upload's own); this
+    # cap only guards an accidental whole-body read.
     app = web.Application(
-        middlewares=[error_middleware, auth_middleware],
-        client_max_size=max(limits.scenario_max_bytes, limits.attachment_max_bytes) + _BODY_SLACK,
+        middlewares=[error_middleware, auth_middleware, security_middleware],
+        client_max_size=limits.body_max_bytes + _BODY_SLACK,
     )
+    app.on_response_prepare.append(add_security_headers)
     app.router.add_routes(api_routes())
     if config.test_hooks:
         add_test_routes(app)

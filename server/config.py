@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from server.providers.settings import ProviderSettings
 
@@ -30,7 +31,12 @@ class Limits:
             "application/pdf",
         }
     )
-    scenario_max_bytes: int = 16 * 1024 * 1024
+    scenario_max_bytes: int = 16 * 1024 * 1024  # the /__test__ routes only
+    body_max_bytes: int = 1024 * 1024  # any other JSON body
+    prompt_max_bytes: int = 256 * 1024
+    attachments_per_request: int = 10
+    runs_per_user: int = 4  # concurrent runs; more is 429 too_many_runs
+    json_max_depth: int = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,3 +60,7 @@ class Config:
     limits: Limits = field(default_factory=Limits)
     providers: tuple[ProviderSettings, ...] = ()
     max_model_calls: int = DEFAULT_MAX_MODEL_CALLS
+    auth: Literal["anonymous", "password", "proxy"] = "anonymous"
+    trusted_user_header: str | None = None
+    allowed_origins: tuple[str, ...] = ()
+    shutdown_grace_s: float = 10.0

@@ -57,6 +57,13 @@ CREATE TABLE IF NOT EXISTS attachments (
 """
 
 
+# NOTE: appended to, never edited: a database at version N runs the steps after N on start.
+MIGRATIONS: tuple[str, ...] = (
+    "ALTER TABLE users ADD COLUMN password_hash TEXT",
+    "ALTER TABLE runs ADD COLUMN reason TEXT",
+)
+
+
 def new_id(prefix: str) -> str:
     """A random id such as ``chat_3f9a…``."""
     return f"{prefix}_{secrets.token_hex(8)}"
@@ -85,6 +92,15 @@ class Database:
             self.conn.execute("PRAGMA journal_mode = WAL")
             self.conn.execute("PRAGMA synchronous = NORMAL")
         self.conn.executescript(SCHEMA)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Bring an older database up to ``MIGRATIONS`` (``PRAGMA user_version`` counts them)."""
+        version = int(self.conn.execute("PRAGMA user_version").fetchone()[0])
+        for number, statement in enumerate(MIGRATIONS[version:], start=version + 1):
+            with self.transaction():
+                self.conn.execute(statement)
+                self.conn.execute(f"PRAGMA user_version = {number}")
 
     def close(self) -> None:
         self.conn.close()

@@ -68,7 +68,9 @@ class RunInfo(_Payload):
     status ``running``: generation is going on (or a cancel is accepted, not yet confirmed);
     ``completed``: ended with ``done`` (stop or length); ``cancelled``: stopped by a cancel;
     ``failed``: ended with an error; ``interrupted``: ended without a terminal event.
-    ``expired`` is true when its event log was dropped (resume then answers 410).
+    ``expired`` is true when its event log was dropped (resume then answers 410). ``reason`` says
+    why it ended: ``user_cancelled``, ``orphaned`` (nobody read it), ``server_shutdown``,
+    ``server_restarted``, ``stream_ended`` (no terminal event), or a failure's error code.
     """
 
     run_id: str
@@ -78,6 +80,7 @@ class RunInfo(_Payload):
     last_seq: int = Field(ge=0)
     attempt: int = Field(ge=1)
     expired: bool = False
+    reason: str | None = None
 
 
 class CancelResult(_Payload):
@@ -108,6 +111,7 @@ class MessageOut(_Payload):
     parent_id: str | None = None
     attempt: int = Field(default=1, ge=1)
     partial: bool = False
+    reason: str | None = None  # why its run ended (see RunInfo)
     created_at: datetime | None = None
 
 
@@ -149,10 +153,12 @@ class AttachmentInfo(_Payload):
 
 
 class SessionInfo(_Payload):
-    """The current (possibly anonymous) user (``GET /api/session``)."""
+    """The current user (``GET /api/session``) and how users are known on this server
+    (``anonymous``: one per browser; ``password``: accounts, sign-out offered; ``proxy``)."""
 
     user_id: str
     name: str
+    auth: Literal["anonymous", "password", "proxy"] = "anonymous"
 
 
 def parse_http_error(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from server.auth import get_session
+from server.auth import get_session, sign_in, sign_out
 from server.routes.chats import compact_chat, create_chat, delete_chat, get_chat, list_chats
 from server.routes.misc import list_models, upload_attachment
 from server.routes.respond import respond_stream
@@ -16,6 +16,8 @@ def api_routes() -> list[web.RouteDef]:
     """Every ``/api`` route."""
     return [
         web.get("/api/session", get_session),
+        web.post("/api/session/sign-in", sign_in),
+        web.post("/api/session/sign-out", sign_out),
         web.get("/api/models", list_models),
         web.get("/api/chats", list_chats),
         web.post("/api/chats", create_chat),

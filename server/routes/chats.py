@@ -42,6 +42,7 @@ def _message(row: Row) -> dict[str, Any]:
         parent_id=row["reply_to"],
         attempt=row["attempt"] or 1,
         partial=row["role"] == "assistant" and status != "completed",
+        reason=row["run_reason"],
         created_at=iso(row["created_at"]),
     )
     data: dict[str, Any] = out.model_dump(mode="json", by_alias=True)
@@ -53,7 +54,11 @@ def _message(row: Row) -> dict[str, Any]:
 
 def chat_messages(db: Database, chat_id: str) -> list[dict[str, Any]]:
     """A chat's messages in order (every assistant attempt is its own message)."""
-    rows = db.all("SELECT * FROM messages WHERE chat_id = ? ORDER BY rowid", (chat_id,))
+    rows = db.all(
+        "SELECT m.*, r.reason AS run_reason FROM messages m"
+        " LEFT JOIN runs r ON r.id = m.run_id WHERE m.chat_id = ? ORDER BY m.rowid",
+        (chat_id,),
+    )
     return [_message(row) for row in rows]
 
 

@@ -45,6 +45,8 @@ log = logging.getLogger("riacho.respond")
 async def respond_stream(request: web.Request) -> web.StreamResponse:
     """Validate the turn, start its run, and stream the run's events."""
     svc, user_id = services(request), current_user(request)
+    if not svc.runs.accepting:
+        raise ApiError(503, "server_stopping", "the server is restarting", {"Retry-After": "5"})
     try:
         body = RespondStreamBody.model_validate(await read_json_body(request))
     except ValidationError as exc:

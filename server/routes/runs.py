@@ -34,6 +34,7 @@ def run_info(svc: Services, row: Row) -> RunInfo:
         last_seq=live.last_seq if live else row["last_seq"],
         attempt=row["attempt"],
         expired=runlog.is_expired(row, svc.config.retention_s),
+        reason=row["reason"],
     )
 
 

@@ -13,7 +13,8 @@ from server.services import services
 async def queue_scenario(request: web.Request) -> web.Response:
     """``POST /__test__/scenarios`` ``{"chatId"?, "steps": [...]}``."""
     try:
-        scenario = parse_scenario(await read_json_body(request))
+        limit = services(request).config.limits.scenario_max_bytes
+        scenario = parse_scenario(await read_json_body(request, max_bytes=limit))
     except StepError as exc:
         raise ApiError(400, "invalid_body", str(exc)) from exc
     waiting = services(request).scenarios.push(scenario.chat_id, scenario.steps)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from app.wire.api import ServerRunStatus
-from app.wire.protocol import StreamEvent
+from app.wire.protocol import ErrorEvent, StreamEvent
 from server.db import now
 from server.runs.log import AnswerFold, Frame
 
@@ -79,6 +79,7 @@ class LiveRun:
         self.answer = AnswerFold(meta.run_id)
         self.stopped = asyncio.Event()
         self.stop_cause: StopCause | None = None
+        self.failure_code: str | None = None  # the code of the ``error`` event that ended it
         self._task: asyncio.Task[None] | None = None
         self._readers = 0
         self._orphan_timer: asyncio.TimerHandle | None = None
@@ -129,6 +130,8 @@ class LiveRun:
             event = self.answer.apply_data(data)
         else:
             self.answer.apply(event)
+        if isinstance(event, ErrorEvent):
+            self.failure_code = event.code or "stream_error"
         self._dirty = True
         self.notify()
         return event

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 
 from app.state.parts import Parts, answer_text, fold, parts_to_json
-from app.wire.protocol import ParsedEvent, StreamEvent, parse_event
+from app.wire.protocol import ErrorEvent, ParsedEvent, StreamEvent, encode_event, parse_event
 from server.db import Database, Row, now
 
 
@@ -71,15 +71,21 @@ def save_progress(db: Database, run_id: str, message_id: str, last_seq: int, par
 
 
 def finish(
-    db: Database, run_id: str, message_id: str, status: str, error: str | None = None
+    db: Database,
+    run_id: str,
+    message_id: str,
+    status: str,
+    reason: str | None = None,
+    error: str | None = None,
 ) -> bool:
-    """Persist a terminal status; ``False`` when the run had already ended (first one wins)."""
+    """Persist a terminal status and why (``reason``: a code such as ``orphaned``); ``False``
+    when the run had already ended (the first one wins)."""
     stamp = now()
     with db.transaction():
         changed = db.execute(
-            "UPDATE runs SET status = ?, error = ?, ended_at = ?"
+            "UPDATE runs SET status = ?, reason = ?, error = ?, ended_at = ?"
             " WHERE id = ? AND status = 'running'",
-            (status, error, stamp, run_id),
+            (status, reason, error, stamp, run_id),
         )
         if changed:
             db.execute(
@@ -130,6 +136,20 @@ def recover_after_restart(db: Database) -> list[str]:
             answer.apply_data(frame.data)
         last = db.one("SELECT MAX(seq) AS s FROM run_events WHERE run_id = ?", (row["id"],))
         last_seq = int(last["s"]) if last and last["s"] is not None else 0
-        save_progress(db, row["id"], row["message_id"], last_seq, answer.parts)
-        finish(db, row["id"], row["message_id"], "interrupted", "server restarted")
+        # NOTE: the log ends with why, so a resume of this run ends with a terminal event too.
+        ending = restart_event(row["id"], last_seq + 1)
+        insert_event(db, row["id"], last_seq + 1, encode_event(ending))
+        save_progress(db, row["id"], row["message_id"], last_seq + 1, answer.parts)
+        finish(db, row["id"], row["message_id"], "interrupted", "server_restarted")
     return [str(row["id"]) for row in rows]
+
+
+def restart_event(run_id: str, seq: int) -> ErrorEvent:
+    """The terminal event of a run the server was restarted under."""
+    return ErrorEvent(
+        run_id=run_id,
+        seq=seq,
+        done=True,
+        error="The server restarted before this answer was complete.",
+        code="server_restarted",
+    )

@@ -14,6 +14,7 @@ server shutdown interrupts it (a restart finds it ``interrupted``, never "cancel
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine
@@ -50,6 +51,7 @@ class RunRegistry:
         self.config = config
         self.live: dict[str, LiveRun] = {}
         self.traces: dict[str, RunTrace] = {}
+        self.accepting = True
         self._early_cancels: dict[tuple[str, str], float] = {}
 
     def register(self, meta: RunMeta) -> LiveRun:
@@ -104,12 +106,19 @@ class RunRegistry:
             self._flush(run)
         return run.frames[-1]
 
-    def finish(self, run: LiveRun, status: ServerRunStatus, error: str | None = None) -> bool:
-        """Persist the run's terminal status; ``False`` if another one was persisted first."""
+    def finish(
+        self,
+        run: LiveRun,
+        status: ServerRunStatus,
+        reason: str | None = None,
+        error: str | None = None,
+    ) -> bool:
+        """Persist the run's terminal status and why; ``False`` if another one came first."""
         if not run.running:
             return False
         self._flush(run)
-        won = runlog.finish(self.db, run.run_id, run.meta.message_id, status, error)
+        reason = reason or _default_reason(run, status)
+        won = runlog.finish(self.db, run.run_id, run.meta.message_id, status, reason, error)
         run.end(status)
         return won
 
@@ -147,6 +156,15 @@ class RunRegistry:
         self._early_cancels = {k: t for k, t in self._early_cancels.items() if t > cutoff}
         self._early_cancels[(user_id, run_id)] = time.monotonic()
 
+    async def drain(self, grace_s: float) -> None:
+        """Stop taking runs, give the live ones ``grace_s`` seconds, then stop the rest."""
+        self.accepting = False
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(grace_s):
+                while self.live:
+                    await next(iter(self.live.values())).stopped.wait()
+        await self.shutdown()
+
     async def shutdown(self) -> None:
         """Stop every live run: the process is going away (they end ``interrupted``)."""
         runs = list(self.live.values())
@@ -161,7 +179,7 @@ class RunRegistry:
             log.warning("run failed run=%s", run.run_id, exc_info=True)
             if endings.failed is not None:
                 self.emit(run, endings.failed(str(exc) or type(exc).__name__))
-            self.finish(run, "failed", str(exc))
+            self.finish(run, "failed", "generation_failed", str(exc))
             return
         self.finish(run, status or "interrupted")
 
@@ -169,11 +187,13 @@ class RunRegistry:
         body.close()  # NOTE: a task cancelled before its first step never awaited its body.
         if run.running:  # stopped (possibly before its first step)
             if run.stop_cause == "shutdown":
-                self.finish(run, "interrupted", "the server stopped")
+                self.emit(run, _shutdown_event())
+                self.finish(run, "interrupted", "server_shutdown")
             else:
                 if endings.cancelled is not None:
                     self.emit(run, endings.cancelled)
-                self.finish(run, "cancelled", run.stop_cause or "cancelled")
+                cause = "orphaned" if run.stop_cause == "orphaned" else "user_cancelled"
+                self.finish(run, "cancelled", cause)
         run.close()
         self.live.pop(run.run_id, None)
         log.info(
@@ -203,6 +223,26 @@ class RunRegistry:
         self.traces[trace.run_id] = trace
         while len(self.traces) > _MAX_TRACES:
             del self.traces[next(iter(self.traces))]
+
+
+def _default_reason(run: LiveRun, status: ServerRunStatus) -> str | None:
+    if status == "failed":
+        return run.failure_code or "stream_error"
+    if status == "interrupted":
+        return "stream_ended"  # NOTE: the generator stopped without a terminal event
+    if status == "cancelled":
+        return "cancelled"  # NOTE: a ``done(cancelled)`` the generator sent itself
+    return None
+
+
+def _shutdown_event() -> StreamEvent:
+    return ErrorEvent(
+        run_id="-",
+        seq=1,
+        done=True,
+        error="The server stopped before this answer was complete.",
+        code="server_shutdown",
+    )
 
 
 async def emit_all(

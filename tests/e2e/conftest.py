@@ -7,12 +7,14 @@ request to anything but this machine (expected console errors, such as the brows
 
 from __future__ import annotations
 
+import http.cookiejar
 import os
 import re
 import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 import warnings
 from collections.abc import Iterator
@@ -79,15 +81,30 @@ def _wait_until_serving(url: str, process: subprocess.Popen[bytes], log: Path) -
 
 @dataclass
 class LiveServer:
-    """The reference server started for the test session."""
+    """The reference server started for the test session (the tests' own session with it)."""
 
     url: str
     log: Path
+    opener: urllib.request.OpenerDirector = field(
+        default_factory=lambda: urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
+        )
+    )
 
     def api(self, method: str, path: str, payload: bytes | None = None) -> bytes:
+        """Call a route with the tests' session (made again if a reset dropped it)."""
+        try:
+            return self._call(method, path, payload)
+        except urllib.error.HTTPError as error:
+            if error.code != 401:
+                raise
+        self._call("GET", "/api/session", None)
+        return self._call(method, path, payload)
+
+    def _call(self, method: str, path: str, payload: bytes | None) -> bytes:
         request = urllib.request.Request(self.url + path, data=payload, method=method)
         request.add_header("Content-Type", "application/json")
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with self.opener.open(request, timeout=10) as response:
             return bytes(response.read())
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import LiveServer, PageGuard
+from tests.e2e.conftest import BOOT_TIMEOUT_MS, LiveServer, PageGuard
 from tests.e2e.scenarios import send
 
 
@@ -38,9 +38,34 @@ def test_loading_and_chatting_stays_on_this_machine(app: Page, guard: PageGuard)
 
 
 def test_guard_catches_a_request_off_this_machine(app: Page, guard: PageGuard) -> None:
-    app.evaluate("fetch('http://example.invalid/x').then(() => 'reached', () => 'blocked')")
+    # NOTE: on a page without Riacho's policy (the app's own CSP refuses the fetch first).
+    other = app.context.new_page()
+    guard.watch(other)
+    other.goto("about:blank")
+    other.evaluate("fetch('http://example.invalid/x').then(() => 'reached', () => 'blocked')")
     assert guard.nonlocal_requests == ["http://example.invalid/x"]
     assert any("ERR_FAILED" in problem for problem in guard.problems)
     # NOTE: deliberate; the fixture would (rightly) fail this test otherwise.
     guard.nonlocal_requests.clear()
+    guard.problems.clear()
+
+
+def test_the_page_loads_under_a_strict_policy_and_it_holds(
+    page: Page, guard: PageGuard, live_server: LiveServer
+) -> None:
+    violations = []
+    page.on("console", lambda message: violations.append(message.text))
+    with page.expect_response(live_server.url + "/") as loaded:
+        page.goto(live_server.url + "/")
+    page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
+    policy = loaded.value.headers["content-security-policy"]
+    assert "default-src 'self'" in policy and "frame-ancestors 'none'" in policy
+    assert "http" not in policy.replace("'self'", ""), "no remote origin is allowed"
+    assert not [text for text in violations if "Content Security Policy" in text]
+    guard.allow_console_error("Content Security Policy")
+    refused = page.evaluate(
+        "fetch('http://example.invalid/x').then(() => 'reached', (e) => 'refused')"
+    )
+    assert refused == "refused"
+    assert guard.nonlocal_requests == [], "refused by the policy before any request"
     guard.problems.clear()

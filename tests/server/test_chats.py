@@ -58,6 +58,7 @@ async def test_chat_detail_has_messages_with_parts_status_run_and_attempt(api: A
         "lastSeq": len(events),
         "attempt": 1,
         "expired": False,
+        "reason": None,
     }
 
 
@@ -195,10 +196,14 @@ async def test_attachment_type_is_guessed_from_the_name_when_generic(api: Api) -
     assert info["mimeType"] == "text/markdown"
 
 
-async def test_attachment_upload_needs_a_file_field(api: Api) -> None:
-    form = FormData()
+async def test_attachment_upload_needs_a_multipart_file_field(api: Api) -> None:
+    form = FormData(default_to_multipart=True)
     form.add_field("note", "no file here")
     body = await api.json("POST", "/api/attachments", expect=400, data=form)
     assert body["error"]["code"] == "invalid_body"
-    body = await api.json("POST", "/api/attachments", expect=400, json={"x": 1})
-    assert body["error"]["code"] == "invalid_body"
+    form = FormData()
+    form.add_field("note", "no file here")
+    body = await api.json("POST", "/api/attachments", expect=415, data=form)
+    assert body["error"]["code"] == "unsupported_media_type"
+    body = await api.json("POST", "/api/attachments", expect=415, json={"x": 1})
+    assert body["error"]["code"] == "unsupported_media_type"

@@ -114,7 +114,8 @@ async def test_respond_stream_rejects_before_streaming(
         body = {k: (chat_id if v == "CHAT" else v) for k, v in body.items()}
         response = await api.client.post("/api/respond/stream", json=body)
     else:
-        response = await api.client.post("/api/respond/stream", data=body)
+        headers = {"Content-Type": "application/json"}
+        response = await api.client.post("/api/respond/stream", data=body, headers=headers)
     await assert_error(response, status, code)
     detail = await api.json("GET", f"/api/chats/{chat_id}")
     assert detail["messages"] == [], "a rejected turn stores nothing"

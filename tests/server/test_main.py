@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import aiohttp
+import pytest
 
 from server.__main__ import parse_args
 from tests.server.helpers import events_of
@@ -45,6 +46,7 @@ def test_arguments_map_to_config(tmp_path: Path) -> None:
             str(tmp_path),
             "--access-log",
             "a.log",
+            "--allow-anonymous",
         ]
     )
     assert (config.host, config.port, config.db_path, config.test_hooks) == (
@@ -104,3 +106,27 @@ async def test_server_process_streams_and_stops_cleanly_on_ctrl_c(tmp_path: Path
         if process.returncode is None:
             process.kill()
             await process.wait()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        pytest.param(["--host", "0.0.0.0"], "is reachable by others", id="open-host-anonymous"),
+        pytest.param(["--auth", "proxy"], "needs --trusted-user-header", id="proxy-no-header"),
+        pytest.param(
+            ["--allowed-origin", "chat.example.org"], "must be like", id="origin-not-a-url"
+        ),
+    ],
+)
+def test_an_unsafe_set_up_refuses_to_start(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        parse_args(argv)
+    assert exited.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_non_loopback_host_starts_with_accounts() -> None:
+    config = parse_args(["--host", "0.0.0.0", "--auth", "password"])
+    assert (config.host, config.auth) == ("0.0.0.0", "password")

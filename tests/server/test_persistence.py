@@ -10,7 +10,7 @@ from aiohttp.test_utils import TestServer
 from server.app import create_app
 from server.config import Config
 from tests.server.conftest import MakeApi, services_of, wait_stopped, with_config
-from tests.server.helpers import Api, read_events
+from tests.server.helpers import Api, assert_valid_run_stream, read_events
 
 
 async def restart(config: Config) -> TestServer:
@@ -58,9 +58,12 @@ async def test_run_cut_by_a_crash_is_interrupted_with_its_partial_text(
     second = await restart(with_config(config, db_path=crashed))
     try:
         again = await make_api("alice", on=second)
-        assert (await again.run("run_cut"))["status"] == "interrupted"
+        info = await again.run("run_cut")
+        assert (info["status"], info["reason"]) == ("interrupted", "server_restarted")
         replay = await again.replay("run_cut", 0)
-        assert replay[: len(seen)] == seen and not replay[-1]["done"]
+        assert replay[: len(seen)] == seen
+        assert_valid_run_stream(replay, "run_cut")  # NOTE: it ends with a terminal event
+        assert (replay[-1]["type"], replay[-1]["code"]) == ("error", "server_restarted")
         message = (await again.json("GET", f"/api/chats/{chat_id}"))["messages"][-1]
         text = "".join(e["text"] for e in replay if e["type"] == "text")
         assert (message["status"], message["partial"], message["text"]) == (

@@ -14,6 +14,8 @@ from aiohttp.test_utils import TestServer
 from tests.server.conftest import MakeApi, StartServer, logged_events, wait_stopped
 from tests.server.helpers import Api, events_of, read_events
 
+JSON = {"Content-Type": "application/json"}
+
 DONE = {"type": "done", "messageId": "m1", "stopReason": "stop"}
 
 
@@ -220,7 +222,7 @@ async def test_scenario_route_accepts_16_mib_bodies(api: Api) -> None:
     raw = "x" * (16 * 1024 * 1024 - 100)
     body = json.dumps({"steps": [{"raw": raw}]})
     assert len(body) <= 16 * 1024 * 1024
-    response = await api.client.post("/__test__/scenarios", data=body)
+    response = await api.client.post("/__test__/scenarios", data=body, headers=JSON)
     assert response.status == 200, await response.text()
     played = await api.stream(await api.new_chat())
     assert len(await played.read()) == len(raw)
@@ -228,7 +230,7 @@ async def test_scenario_route_accepts_16_mib_bodies(api: Api) -> None:
 
 async def test_scenario_route_rejects_bodies_far_above_the_limit(api: Api) -> None:
     body = b'{"steps": [{"raw": "' + b"x" * (18 * 1024 * 1024) + b'"}]}'
-    response = await api.client.post("/__test__/scenarios", data=body)
+    response = await api.client.post("/__test__/scenarios", data=body, headers=JSON)
     assert response.status == 413
 
 
