@@ -127,6 +127,7 @@ PAYLOADS: list[tuple[type[BaseModel], Wire]] = [
             "lastSeq": 12,
             "attempt": 2,
             "expired": True,
+            "reason": "server_restarted",
         },
     ),
     (CancelResult, {"runId": "run_1", "status": "cancelled"}),
@@ -157,6 +158,7 @@ PAYLOADS: list[tuple[type[BaseModel], Wire]] = [
                     "parentId": None,
                     "attempt": 1,
                     "partial": False,
+                    "reason": None,
                     "createdAt": None,
                 },
                 {
@@ -169,6 +171,7 @@ PAYLOADS: list[tuple[type[BaseModel], Wire]] = [
                     "parentId": "m0",
                     "attempt": 2,
                     "partial": True,
+                    "reason": "orphaned",
                     "createdAt": "2026-01-02T03:04:05Z",
                 },
             ],
@@ -185,7 +188,7 @@ PAYLOADS: list[tuple[type[BaseModel], Wire]] = [
         },
     ),
     (AttachmentInfo, {"attachmentId": "a1", "name": "r.png", "size": 10, "mimeType": "image/png"}),
-    (SessionInfo, {"userId": "u1", "name": "ana"}),
+    (SessionInfo, {"userId": "u1", "name": "ana", "auth": "password"}),
 ]
 
 
