@@ -57,7 +57,8 @@ async def main() -> None:
         edge.log(f"riacho config: {warning}")
     backend = await _backend()
     api = net.BrowserApi(backend)
-    await api.start_session()
+    session = await page.signed_in(api)
+    page.show_account(session)
     stream = ChatStream(
         net.BrowserStreams(backend),
         api,

@@ -169,6 +169,17 @@ class BrowserApi:
     async def start_session(self) -> SessionInfo:
         return SessionInfo.model_validate(await self._json("/api/session"))
 
+    async def sign_in(self, name: str, password: str) -> SessionInfo:
+        answer = await self._json(
+            "/api/session/sign-in", "POST", {"name": name, "password": password}
+        )
+        return SessionInfo.model_validate(answer)
+
+    async def sign_out(self) -> None:
+        js_response = await fetch(self._backend.url("/api/session/sign-out"), method="POST")
+        if not js_response.ok:
+            raise await _js_error_body(js_response)
+
     async def cancel_run(self, run_id: str) -> CancelResult:
         answer = await self._json(f"/api/runs/{run_id}/cancel", "POST", {})
         return CancelResult.model_validate(answer)

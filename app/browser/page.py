@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 import js
@@ -11,7 +12,7 @@ from app.browser.edge import JsValue, Listeners, present, query, spawn, text_or_
 from app.run.chat_stream import SendOptions
 from app.run.transport import ChatApi
 from app.ui.controller import Composer, Controller, key_intent
-from app.wire.api import ModelInfo
+from app.wire.api import ModelInfo, SessionInfo
 from app.wire.errors import HttpStatusError, TransportError
 
 
@@ -31,6 +32,55 @@ def read_composer(attachment_ids: Sequence[str]) -> Composer:
 
 def _pressed(selector: str) -> bool:
     return str(query(selector).getAttribute("aria-pressed")) == "true"
+
+
+async def signed_in(api: ChatApi) -> SessionInfo:
+    """The session: at once where the server knows the user, else after the sign-in form."""
+    try:
+        return await api.start_session()
+    except HttpStatusError as error:
+        if error.status != 401:
+            raise
+    return await _sign_in(api)
+
+
+async def _sign_in(api: ChatApi) -> SessionInfo:
+    """Show the sign-in form until a name and password match (the boot waits here)."""
+    js_form, js_error = query("form[name=sign-in]"), query("#sign-in-error")
+    query("#boot-text").textContent = "Sign in to continue"
+    js_form.hidden = False
+    query("input[name=username]").focus()
+    listeners = Listeners()
+    submitted: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
+
+    def on_submit(js_event: JsValue) -> None:
+        js_event.preventDefault()
+        name = str(query("input[name=username]").value).strip()
+        submitted.put_nowait((name, str(query("input[name=password]").value)))
+
+    listeners.on(js_form, "submit", on_submit)
+    try:
+        while True:
+            name, password = await submitted.get()
+            try:
+                session = await api.sign_in(name, password)
+            except (HttpStatusError, TransportError) as error:
+                js_error.textContent = f"{error.message} ({error.code})"
+                continue
+            js_form.hidden = True
+            return session
+    finally:
+        listeners.teardown()
+        query("input[name=password]").value = ""
+
+
+def show_account(session: SessionInfo) -> None:
+    """Who is signed in, and the sign-out button where accounts exist."""
+    if session.auth == "anonymous":
+        return
+    query("#account-name").textContent = session.name
+    query("[data-action=sign-out]").hidden = session.auth != "password"
+    query("#account").hidden = False
 
 
 def copy_to_clipboard(text: str) -> None:
@@ -107,7 +157,16 @@ class Page:
         action = str(js_target.getAttribute("data-action") or "")
         if action in ("thinking", "tools", "send"):
             return  # NOTE: toggles have their own listener; Send submits the form.
+        if action == "sign-out":
+            spawn(self._sign_out())
+            return
         self._controller.click(action, text_or_none(js_target.getAttribute("data-message-id")))
+
+    async def _sign_out(self) -> None:
+        try:
+            await self._api.sign_out()
+        finally:
+            js.location.reload()
 
     def _on_toggle(self, js_event: JsValue) -> None:
         js_button = js_event.currentTarget

@@ -51,7 +51,16 @@ class ChatApi(Protocol):
     """The server's JSON routes the page uses."""
 
     async def start_session(self) -> SessionInfo:
-        """``GET /api/session``: the session cookie (an anonymous user unless signed in)."""
+        """``GET /api/session``: who is signed in (an anonymous user is made where allowed);
+        ``HttpStatusError(401)`` when the server wants a sign-in."""
+        ...
+
+    async def sign_in(self, name: str, password: str) -> SessionInfo:
+        """``POST /api/session/sign-in``; 401 ``invalid_credentials`` when they do not match."""
+        ...
+
+    async def sign_out(self) -> None:
+        """``POST /api/session/sign-out``."""
         ...
 
     async def cancel_run(self, run_id: str) -> CancelResult:

@@ -15,7 +15,15 @@ from __future__ import annotations
 from dataclasses import replace
 
 from app.state.parts import TextPart, parts_from_json
-from app.state.state import ChatState, EndReason, MessageState, Restored, RunState, RunStatus
+from app.state.state import (
+    ChatState,
+    EndReason,
+    ErrorInfo,
+    MessageState,
+    Restored,
+    RunState,
+    RunStatus,
+)
 from app.state.text import Text
 from app.state.trace import RunTrace
 from app.wire.api import ChatDetail, MessageOut
@@ -49,9 +57,19 @@ def chat_from_detail(detail: ChatDetail) -> ChatState:
     return ChatState(detail.id, detail.title, tuple(messages), runs, loaded=True)
 
 
+_SERVER_REASONS: dict[str, EndReason] = {
+    "server_restarted": "server_restarted",
+    "server_shutdown": "server_shutdown",
+    "orphaned": "orphaned",
+}
+
+
 def run_from_message(chat_id: str, out: MessageOut) -> RunState:
     """One persisted assistant message as a settled run (parts from history)."""
     status, reason = _STATUS.get(out.status or "completed", ("completed", None))
+    if status != "completed" and out.reason in _SERVER_REASONS:
+        reason = _SERVER_REASONS[out.reason]
+    error = ErrorInfo(out.reason, "") if status == "failed" and out.reason else None
     parts = parts_from_json(out.parts)
     if not parts and out.text:
         parts = (TextPart(Text(out.text)),)
@@ -63,6 +81,7 @@ def run_from_message(chat_id: str, out: MessageOut) -> RunState:
         status=status,
         parts=parts,
         reason=reason,
+        error=error,
         cancel="confirmed" if status == "cancelled" else None,
         has_gap=out.partial and status == "completed",
         message_id=out.id,

@@ -68,6 +68,9 @@ EndReason = Literal[
     "error",  # failed: an ``error`` event
     "protocol",  # failed: the stream broke the wire contract (event_too_large)
     "timeout",  # failed: a first-event, idle or total timeout (trace.timeout_fired says which)
+    "server_restarted",  # interrupted (history): the server restarted under it
+    "server_shutdown",  # interrupted (history): the server stopped under it
+    "orphaned",  # cancelled (history): the server stopped it, nobody was reading it
 ]
 Role = Literal["user", "assistant"]
 

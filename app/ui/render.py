@@ -37,6 +37,19 @@ ERROR_TEXT = {
     "idle_timeout": "The answer stopped arriving.",
     "total_timeout": "The answer took too long.",
     "event_too_large": "The server sent an event larger than the client accepts.",
+    "server_shutdown": "The server stopped before the answer was complete; regenerate it.",
+    "server_restarted": "The server restarted before the answer was complete; regenerate it.",
+    "server_stopping": "The server is restarting; try again in a moment.",
+    "generation_failed": "The answer could not be generated.",
+    "provider_refused": "The model declined to answer this.",
+    "provider_disconnected": "The connection to the model broke before the answer was complete.",
+    "provider_timeout": "The model stopped answering.",
+    "too_many_runs": "Too many answers are being written at once; wait for one to finish.",
+    "prompt_too_large": "The message is too long.",
+    "too_many_attachments": "Too many files are attached to one message.",
+    "invalid_credentials": "That name and password do not match.",
+    "origin_refused": "This page may not talk to the server from where it is served.",
+    "body_too_large": "The request is too large.",
 }
 INTERRUPTED_TEXT = {
     "eof": "The stream ended before the answer was complete.",
@@ -45,6 +58,8 @@ INTERRUPTED_TEXT = {
     "expired": "The rest of this answer is no longer available; regenerate it.",
     "resume_failed": "Resuming failed.",
     "detached": "Re-attaching to the answer…",
+    "server_restarted": "The server restarted before the answer was complete.",
+    "server_shutdown": "The server stopped before the answer was complete.",
 }
 
 
@@ -296,6 +311,8 @@ def status_text(run: RunState) -> str:
         case "cancelled":
             if run.cancel == "unconfirmed":
                 return "Stop requested — not confirmed by the server"
+            if run.reason == "orphaned":
+                return "Stopped by the server: nobody was reading the answer"
             return "Stopped"
         case "interrupted":
             return INTERRUPTED_TEXT.get(run.reason or "eof", "Interrupted.")

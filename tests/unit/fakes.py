@@ -158,6 +158,12 @@ class FakeTransport:
     async def start_session(self) -> SessionInfo:
         return SessionInfo(user_id="usr_1", name="anonymous")
 
+    async def sign_in(self, name: str, password: str) -> SessionInfo:
+        return SessionInfo(user_id="usr_1", name=name, auth="password")
+
+    async def sign_out(self) -> None:
+        return None
+
     async def list_models(self) -> list[ModelInfo]:
         return []
 
