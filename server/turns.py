@@ -8,13 +8,14 @@ from dataclasses import dataclass
 
 from app.wire.api import RespondStreamBody
 from server.catalog import RETRY_AFTER_S, Catalog, DemoModel, Model, ProviderModel
+from server.config import Limits
 from server.db import Database, Row, SqlValue, new_id, now
 from server.demo.text import title_for
 from server.errors import ApiError
 from server.runs.live import RunMeta
 
 DEFAULT_TITLE = "New chat"
-_RUN_ID_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+_RUN_ID_RE = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,9 +39,15 @@ def chat_of(db: Database, user_id: str, chat_id: str) -> Row:
 
 
 def check_turn(
-    db: Database, models: Catalog, user_id: str, body: RespondStreamBody, run_id: str
+    db: Database,
+    models: Catalog,
+    limits: Limits,
+    user_id: str,
+    body: RespondStreamBody,
+    run_id: str,
 ) -> Turn:
     """Every check of SPEC §4, in order; raises ``ApiError`` with the first failure."""
+    _check_sizes(limits, body)
     chat = chat_of(db, user_id, body.chat_id)
     _check_run_id(db, run_id)
     if body.retry_of_run_id is not None:
@@ -68,8 +75,24 @@ def check_turn(
     return Turn(meta, prompt, attachments, model, previous, first)
 
 
+def _check_sizes(limits: Limits, body: RespondStreamBody) -> None:
+    size = len(body.prompt.encode("utf-8"))
+    if size > limits.prompt_max_bytes:
+        raise ApiError(
+            413,
+            "prompt_too_large",
+            f"the prompt is {size} bytes; the limit is {limits.prompt_max_bytes}",
+        )
+    if len(body.attachment_ids) > limits.attachments_per_request:
+        raise ApiError(
+            400,
+            "too_many_attachments",
+            f"at most {limits.attachments_per_request} attachments go with one message",
+        )
+
+
 def _check_run_id(db: Database, run_id: str) -> None:
-    if not _RUN_ID_RE.match(run_id):
+    if not _RUN_ID_RE.fullmatch(run_id):
         raise ApiError(400, "invalid_body", "runId must be 1-128 of [A-Za-z0-9_.:-]")
     if db.one("SELECT 1 FROM runs WHERE id = ?", (run_id,)) is not None:
         raise ApiError(409, "run_exists", f"run {run_id!r} already exists")
@@ -88,28 +111,33 @@ def _retried_message(db: Database, user_id: str, chat_id: str, run_id: str) -> R
 
 
 def _attachments(db: Database, user_id: str, ids: list[str]) -> list[dict[str, object]]:
-    found = []
-    for attachment_id in ids:
-        row = db.one(
-            "SELECT id, name, size, mime_type FROM attachments"
-            " WHERE id = ? AND user_id = ? AND expires_at > ?",
-            (attachment_id, user_id, now()),
+    """The attachments, in the order given (a repeated id once), in one query."""
+    wanted = list(dict.fromkeys(ids))
+    if not wanted:
+        return []
+    marks = ", ".join("?" * len(wanted))
+    rows = db.all(
+        f"SELECT id, name, size, mime_type FROM attachments"
+        f" WHERE id IN ({marks}) AND user_id = ? AND expires_at > ?",
+        (*wanted, user_id, now()),
+    )
+    found = {row["id"]: row for row in rows}
+    missing = next((attachment_id for attachment_id in wanted if attachment_id not in found), None)
+    if missing is not None:
+        raise ApiError(
+            400,
+            "attachment_unavailable",
+            f"attachment {missing!r} is missing, not yours or expired",
         )
-        if row is None:
-            raise ApiError(
-                400,
-                "attachment_unavailable",
-                f"attachment {attachment_id!r} is missing, not yours or expired",
-            )
-        found.append(
-            {
-                "attachmentId": row["id"],
-                "name": row["name"],
-                "size": row["size"],
-                "mimeType": row["mime_type"],
-            }
-        )
-    return found
+    return [
+        {
+            "attachmentId": row["id"],
+            "name": row["name"],
+            "size": row["size"],
+            "mimeType": row["mime_type"],
+        }
+        for row in (found[attachment_id] for attachment_id in wanted)
+    ]
 
 
 def _model(models: Catalog, model_id: str) -> Model:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import mimetypes
+import re
 
 from aiohttp import BodyPartReader, web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from app.wire.api import AttachmentInfo
 from server.auth import current_user
@@ -19,15 +22,38 @@ async def list_models(request: web.Request) -> web.Response:
     return answer_payload(services(request).catalog.infos())
 
 
+# NOTE: aiohttp's multipart reader raises these for a malformed body or part header.
+_MALFORMED = (AssertionError, ValueError, KeyError, LookupError, UnicodeError, HttpProcessingError)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 async def _file_part(request: web.Request) -> BodyPartReader:
     try:
         reader = await request.multipart()
-    except (AssertionError, ValueError, KeyError) as exc:
-        raise ApiError(400, "invalid_body", "expected a multipart/form-data body") from exc
-    while (part := await reader.next()) is not None:
-        if isinstance(part, BodyPartReader) and part.filename:
-            return part
+        while (part := await reader.next()) is not None:
+            if isinstance(part, BodyPartReader) and part.filename:
+                return part
+    except _MALFORMED as exc:
+        raise ApiError(400, "invalid_body", f"the multipart body is malformed: {exc}") from exc
     raise ApiError(400, "invalid_body", "the form has no file field")
+
+
+def _file_name(part: BodyPartReader) -> str:
+    try:
+        name = part.filename or "file"
+    except _MALFORMED as exc:
+        raise ApiError(400, "invalid_body", "the file name cannot be read") from exc
+    if _CONTROL.search(name) or not _is_text(name):
+        raise ApiError(400, "invalid_body", "the file name has control or invalid characters")
+    return name[:255]
+
+
+def _is_text(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _mime_type(part: BodyPartReader, name: str) -> str:
@@ -39,11 +65,42 @@ def _mime_type(part: BodyPartReader, name: str) -> str:
 
 async def _read_limited(part: BodyPartReader, limit: int) -> bytes:
     data = bytearray()
-    while chunk := await part.read_chunk(64 * 1024):
-        data += chunk
-        if len(data) > limit:
-            raise ApiError(413, "attachment_too_large", f"attachments are limited to {limit} bytes")
+    try:
+        while chunk := await part.read_chunk(64 * 1024):
+            data += chunk
+            if len(data) > limit:
+                raise ApiError(
+                    413, "attachment_too_large", f"attachments are limited to {limit} bytes"
+                )
+    except _MALFORMED as exc:
+        raise ApiError(400, "invalid_body", f"the file part is malformed: {exc}") from exc
     return bytes(data)
+
+
+_SIGNATURES: dict[str, tuple[bytes, ...]] = {
+    "image/png": (b"\x89PNG\r\n\x1a\n",),
+    "image/jpeg": (b"\xff\xd8\xff",),
+    "image/gif": (b"GIF87a", b"GIF89a"),
+    "application/pdf": (b"%PDF-",),
+}
+
+
+def _content_matches(mime_type: str, data: bytes) -> bool:
+    """Whether the bytes are what the type says (by signature; text must be UTF-8)."""
+    if mime_type == "image/webp":
+        return data[:4] == b"RIFF" and data[8:12] == b"WEBP"
+    if mime_type in _SIGNATURES:
+        return data.startswith(_SIGNATURES[mime_type])
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    if mime_type == "application/json":
+        try:
+            json.loads(text)
+        except ValueError:
+            return False
+    return "\x00" not in text
 
 
 def _check_type(mime_type: str, accepted: frozenset[str]) -> None:
@@ -61,12 +118,14 @@ async def upload_attachment(request: web.Request) -> web.Response:
     svc = services(request)
     limits = svc.config.limits
     part = await _file_part(request)
-    name = (part.filename or "file")[:255]
+    name = _file_name(part)
     mime_type = _mime_type(part, name)
     _check_type(mime_type, limits.attachment_types)
     data = await _read_limited(part, limits.attachment_max_bytes)
     if not data:
         raise ApiError(400, "attachment_empty", "the file is empty")
+    if not _content_matches(mime_type, data):
+        raise ApiError(400, "attachment_type_mismatch", f"the file's content is not {mime_type}")
     info = AttachmentInfo(
         attachment_id=new_id("att"), name=name, size=len(data), mime_type=mime_type
     )

@@ -53,7 +53,8 @@ async def respond_stream(request: web.Request) -> web.StreamResponse:
         detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise ApiError(400, "invalid_body", detail) from exc
     run_id = body.run_id or request.headers.get("X-Run-Id") or new_id("run")
-    turn = check_turn(svc.db, svc.catalog, user_id, body, run_id)
+    turn = check_turn(svc.db, svc.catalog, svc.config.limits, user_id, body, run_id)
+    svc.runs.check_room(user_id, svc.config.limits.runs_per_user)
     steps = svc.scenarios.take(body.chat_id) if svc.config.test_hooks else None
     if steps is not None:
         return await stream_scenario(request, svc, turn, steps)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 
 from aiohttp import web
 
@@ -49,7 +50,10 @@ async def cancel_run(request: web.Request) -> web.Response:
     """``POST /api/runs/{runId}/cancel``: idempotent; answers the persisted status after it."""
     svc, user_id, run_id = services(request), current_user(request), request.match_info["run_id"]
     if runlog.run_row(svc.db, run_id) is None:
+        # NOTE: its stream request may still be on its way: the cancel is kept for it, and
+        # accepted, not yet confirmed (SPEC §4); an id that never comes stays "running".
         svc.runs.note_early_cancel(user_id, run_id)
+        return answer_payload(CancelResult(run_id=run_id, status="running"))
     _own_run(svc, user_id, run_id)
     status = await asyncio.shield(svc.runs.cancel(user_id, run_id))
     if status is None:
@@ -57,12 +61,19 @@ async def cancel_run(request: web.Request) -> web.Response:
     return answer_payload(CancelResult(run_id=run_id, status=status))
 
 
+MAX_SEQ = 2**62
+_SEQ_RE = re.compile(r"-?[0-9]{1,19}")
+
+
 def _after(request: web.Request) -> int:
+    """The last seq the reader has (decided before any header is sent: a bad one is 400)."""
     raw = request.query.get("after", request.headers.get("Last-Event-ID", "0")).strip() or "0"
-    try:
-        return int(raw)
-    except ValueError as exc:
-        raise ApiError(400, "invalid_body", "Last-Event-ID / after must be an integer") from exc
+    if not _SEQ_RE.fullmatch(raw):
+        raise ApiError(400, "invalid_body", "Last-Event-ID / after must be an integer")
+    after = int(raw)
+    if not -MAX_SEQ <= after <= MAX_SEQ:
+        raise ApiError(400, "invalid_body", "Last-Event-ID / after is out of range")
+    return after
 
 
 async def run_events(request: web.Request) -> web.StreamResponse:

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
@@ -25,12 +26,14 @@ from app.wire.api import ServerRunStatus
 from app.wire.protocol import DoneEvent, ErrorEvent, StreamEvent, encode_event
 from server.config import Config
 from server.db import Database, now
+from server.errors import ApiError
 from server.runs import log as runlog
 from server.runs.live import LiveRun, RunMeta, RunTrace
 from server.runs.log import Frame
 
 log = logging.getLogger("riacho.runs")
 FLUSH_INTERVAL_S = 0.25
+EARLY_CANCELS_KEPT = 1000
 _MAX_TRACES = 2000
 Body = Coroutine[Any, Any, ServerRunStatus | None]
 
@@ -52,7 +55,7 @@ class RunRegistry:
         self.live: dict[str, LiveRun] = {}
         self.traces: dict[str, RunTrace] = {}
         self.accepting = True
-        self._early_cancels: dict[tuple[str, str], float] = {}
+        self._early_cancels: OrderedDict[tuple[str, str], float] = OrderedDict()
 
     def register(self, meta: RunMeta) -> LiveRun:
         """Track a run whose rows were just created; it is orphaned unless a reader attaches."""
@@ -150,11 +153,27 @@ class RunRegistry:
         status: ServerRunStatus = row["status"]
         return status
 
+    def check_room(self, user_id: str, limit: int) -> None:
+        """429 ``too_many_runs`` when the user already has ``limit`` runs going."""
+        going = sum(1 for run in self.live.values() if run.meta.user_id == user_id)
+        if going >= limit:
+            raise ApiError(
+                429,
+                "too_many_runs",
+                f"{going} answers are already being written; wait for one to finish",
+                {"Retry-After": "5"},
+            )
+
     def note_early_cancel(self, user_id: str, run_id: str) -> None:
-        """Remember a cancel for a run not created yet (the stream request is in flight)."""
-        cutoff = time.monotonic() - 60.0
-        self._early_cancels = {k: t for k, t in self._early_cancels.items() if t > cutoff}
-        self._early_cancels[(user_id, run_id)] = time.monotonic()
+        """Remember a cancel for a run not created yet (its stream request is in flight).
+
+        # NOTE: bounded in size and age, O(1) per call: the oldest notes go first.
+        """
+        notes, stamp = self._early_cancels, time.monotonic()
+        notes.pop((user_id, run_id), None)
+        notes[(user_id, run_id)] = stamp
+        while notes and (len(notes) > EARLY_CANCELS_KEPT or _oldest(notes) < stamp - 60.0):
+            notes.popitem(last=False)
 
     async def drain(self, grace_s: float) -> None:
         """Stop taking runs, give the live ones ``grace_s`` seconds, then stop the rest."""
@@ -223,6 +242,10 @@ class RunRegistry:
         self.traces[trace.run_id] = trace
         while len(self.traces) > _MAX_TRACES:
             del self.traces[next(iter(self.traces))]
+
+
+def _oldest(notes: OrderedDict[tuple[str, str], float]) -> float:
+    return next(iter(notes.values()))
 
 
 def _default_reason(run: LiveRun, status: ServerRunStatus) -> str | None:

@@ -83,7 +83,8 @@ async def test_cancel_before_first_event_of_a_scenario(api: Api, server: TestSer
 
 async def test_cancel_that_arrives_before_the_stream_request_cancels_the_run(api: Api) -> None:
     chat_id = await api.new_chat()
-    await api.json("POST", "/api/runs/run_race/cancel", expect=404)
+    early = await api.json("POST", "/api/runs/run_race/cancel")
+    assert early == {"runId": "run_race", "status": "running"}  # accepted, not yet confirmed
     events = await api.run_turn(chat_id, runId="run_race")
     assert [(e["type"], e.get("stopReason")) for e in events] == [("done", "cancelled")]
     assert (await api.run("run_race"))["status"] == "cancelled"

@@ -145,14 +145,36 @@ async def test_upload_attachment(api: Api) -> None:
         "POST",
         "/api/attachments",
         expect=201,
-        data=form_with(b"\x89PNG....", "pic.png", "image/png"),
+        data=form_with(PNG, "pic.png", "image/png"),
     )
     assert info["attachmentId"].startswith("att_")
     assert {k: info[k] for k in ("name", "size", "mimeType")} == {
         "name": "pic.png",
-        "size": 8,
+        "size": len(PNG),
         "mimeType": "image/png",
     }
+
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
+
+
+@pytest.mark.parametrize(
+    ("content", "name", "declared"),
+    [
+        pytest.param(b"GIF89a....", "pic.png", "image/png", id="gif-named-png"),
+        pytest.param(b"<script>alert(1)</script>", "x.png", "image/png", id="html-as-png"),
+        pytest.param(b"\xff\xfe\x00bad", "notes.txt", "text/plain", id="binary-as-text"),
+        pytest.param(b"{not json", "data.json", "application/json", id="broken-json"),
+        pytest.param(b"%PDF", "x.jpg", "image/jpeg", id="pdf-as-jpeg"),
+    ],
+)
+async def test_an_attachment_that_is_not_what_it_claims_is_refused(
+    api: Api, content: bytes, name: str, declared: str
+) -> None:
+    body = await api.json(
+        "POST", "/api/attachments", expect=400, data=form_with(content, name, declared)
+    )
+    assert body["error"]["code"] == "attachment_type_mismatch"
 
 
 @pytest.mark.parametrize(

@@ -165,7 +165,6 @@ async def test_expired_attachment_is_unavailable(api: Api) -> None:
     [
         pytest.param("GET", "/api/runs/run_nope", 404, "run_not_found", id="run"),
         pytest.param("GET", "/api/runs/run_nope/events", 404, "run_not_found", id="events"),
-        pytest.param("POST", "/api/runs/run_nope/cancel", 404, "run_not_found", id="cancel"),
         pytest.param("GET", "/api/chats/chat_nope", 404, "chat_not_found", id="chat"),
         pytest.param("DELETE", "/api/chats/chat_nope", 404, "chat_not_found", id="delete"),
         pytest.param("POST", "/api/chats/chat_nope/compact", 404, "chat_not_found", id="compact"),
