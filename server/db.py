@@ -33,6 +33,7 @@ CREATE TABLE IF NOT EXISTS messages (
     parts TEXT NOT NULL DEFAULT '[]', model_id TEXT,
     created_at REAL NOT NULL, updated_at REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS messages_chat ON messages(chat_id);
+CREATE INDEX IF NOT EXISTS messages_run ON messages(run_id);
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY, user_id TEXT NOT NULL, chat_id TEXT NOT NULL,
     message_id TEXT NOT NULL, user_message_id TEXT NOT NULL, attempt INTEGER NOT NULL,
@@ -61,6 +62,10 @@ CREATE TABLE IF NOT EXISTS attachments (
 MIGRATIONS: tuple[str, ...] = (
     "ALTER TABLE users ADD COLUMN password_hash TEXT",
     "ALTER TABLE runs ADD COLUMN reason TEXT",
+    # NOTE: runs are keyed per user (server.runs.log.run_key), events follow their run.
+    "UPDATE run_events SET run_id = (SELECT r.user_id || '/' || r.id FROM runs r"
+    " WHERE r.id = run_events.run_id) WHERE run_id IN (SELECT id FROM runs)",
+    "UPDATE runs SET id = user_id || '/' || id WHERE instr(id, '/') = 0",
 )
 
 

@@ -13,6 +13,7 @@ from server.db import Database, Row, SqlValue, new_id, now
 from server.demo.text import title_for
 from server.errors import ApiError
 from server.runs.live import RunMeta
+from server.runs.log import run_row
 
 DEFAULT_TITLE = "New chat"
 _RUN_ID_RE = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
@@ -49,7 +50,7 @@ def check_turn(
     """Every check of SPEC §4, in order; raises ``ApiError`` with the first failure."""
     _check_sizes(limits, body)
     chat = chat_of(db, user_id, body.chat_id)
-    _check_run_id(db, run_id)
+    _check_run_id(db, user_id, run_id)
     if body.retry_of_run_id is not None:
         user_message = _retried_message(db, user_id, chat["id"], body.retry_of_run_id)
         prompt, attachments = user_message["content"], json.loads(user_message["attachments"])
@@ -91,15 +92,15 @@ def _check_sizes(limits: Limits, body: RespondStreamBody) -> None:
         )
 
 
-def _check_run_id(db: Database, run_id: str) -> None:
+def _check_run_id(db: Database, user_id: str, run_id: str) -> None:
     if not _RUN_ID_RE.fullmatch(run_id):
         raise ApiError(400, "invalid_body", "runId must be 1-128 of [A-Za-z0-9_.:-]")
-    if db.one("SELECT 1 FROM runs WHERE id = ?", (run_id,)) is not None:
-        raise ApiError(409, "run_exists", f"run {run_id!r} already exists")
+    if run_row(db, user_id, run_id) is not None:
+        raise ApiError(409, "run_exists", f"you already have a run {run_id!r}")
 
 
 def _retried_message(db: Database, user_id: str, chat_id: str, run_id: str) -> Row:
-    run = db.one("SELECT * FROM runs WHERE id = ? AND user_id = ?", (run_id, user_id))
+    run = run_row(db, user_id, run_id)
     if run is None:
         raise ApiError(404, "run_not_found", f"run {run_id!r} not found")
     if run["chat_id"] != chat_id:
@@ -195,8 +196,8 @@ def discard_rows(db: Database, turn: Turn, *, keep_user_message: bool) -> None:
     """Undo :func:`create_rows` (without ``touch_chat``) for a turn the provider refused."""
     meta = turn.meta
     with db.transaction():
-        db.execute("DELETE FROM run_events WHERE run_id = ?", (meta.run_id,))
-        db.execute("DELETE FROM runs WHERE id = ?", (meta.run_id,))
+        db.execute("DELETE FROM run_events WHERE run_id = ?", (meta.key,))
+        db.execute("DELETE FROM runs WHERE id = ?", (meta.key,))
         db.execute("DELETE FROM messages WHERE id = ?", (meta.message_id,))
         if not keep_user_message:
             db.execute("DELETE FROM messages WHERE id = ?", (meta.user_message_id,))
@@ -232,7 +233,7 @@ def _assistant_row(turn: Turn, stamp: float) -> dict[str, SqlValue]:
 
 def _run_row(meta: RunMeta, stamp: float) -> dict[str, SqlValue]:
     return {
-        "id": meta.run_id,
+        "id": meta.key,
         "user_id": meta.user_id,
         "chat_id": meta.chat_id,
         "message_id": meta.message_id,

@@ -55,8 +55,9 @@ def _message(row: Row) -> dict[str, Any]:
 def chat_messages(db: Database, chat_id: str) -> list[dict[str, Any]]:
     """A chat's messages in order (every assistant attempt is its own message)."""
     rows = db.all(
-        "SELECT m.*, r.reason AS run_reason FROM messages m"
-        " LEFT JOIN runs r ON r.id = m.run_id WHERE m.chat_id = ? ORDER BY m.rowid",
+        "SELECT m.*, r.reason AS run_reason FROM messages m JOIN chats c ON c.id = m.chat_id"
+        " LEFT JOIN runs r ON r.id = c.user_id || '/' || m.run_id"
+        " WHERE m.chat_id = ? ORDER BY m.rowid",
         (chat_id,),
     )
     return [_message(row) for row in rows]

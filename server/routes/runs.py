@@ -18,7 +18,7 @@ from server.services import Services, services
 
 
 def _own_run(svc: Services, user_id: str, run_id: str) -> Row:
-    row = runlog.run_row(svc.db, run_id)
+    row = runlog.run_row(svc.db, user_id, run_id)
     if row is None or row["user_id"] != user_id:
         raise ApiError(404, "run_not_found", f"run {run_id!r} not found")
     return row
@@ -28,7 +28,7 @@ def run_info(svc: Services, row: Row) -> RunInfo:
     """The public state of a persisted run (live runs report their in-memory last seq)."""
     live = svc.runs.live.get(row["id"])
     return RunInfo(
-        run_id=row["id"],
+        run_id=runlog.public_id(row["id"]),
         chat_id=row["chat_id"],
         message_id=row["message_id"],
         status=row["status"],
@@ -49,7 +49,7 @@ async def get_run(request: web.Request) -> web.Response:
 async def cancel_run(request: web.Request) -> web.Response:
     """``POST /api/runs/{runId}/cancel``: idempotent; answers the persisted status after it."""
     svc, user_id, run_id = services(request), current_user(request), request.match_info["run_id"]
-    if runlog.run_row(svc.db, run_id) is None:
+    if runlog.run_row(svc.db, user_id, run_id) is None and not runlog.id_in_use(svc.db, run_id):
         # NOTE: its stream request may still be on its way: the cancel is kept for it, and
         # accepted, not yet confirmed (SPEC §4); an id that never comes stays "running".
         svc.runs.note_early_cancel(user_id, run_id)

@@ -29,6 +29,11 @@ class RunMeta:
     attempt: int
     kind: str  # "demo", "model" (a real provider) or "scenario"
 
+    @property
+    def key(self) -> str:
+        """Where the run is stored (see :func:`server.runs.log.run_key`)."""
+        return f"{self.user_id}/{self.run_id}"
+
 
 @dataclass(slots=True)
 class RunTrace:
@@ -90,6 +95,10 @@ class LiveRun:
     @property
     def run_id(self) -> str:
         return self.meta.run_id
+
+    @property
+    def key(self) -> str:
+        return self.meta.key
 
     @property
     def running(self) -> bool:

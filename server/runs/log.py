@@ -1,4 +1,8 @@
-"""Persistence of runs: status, event log, and the assistant message they write."""
+"""Persistence of runs: status, event log, and the assistant message they write.
+
+A run is stored under :func:`run_key` (the user's id and the client's run id): a run id is
+unique per user only, so one user's id never names, nor reveals, another user's run.
+"""
 
 from __future__ import annotations
 
@@ -40,6 +44,16 @@ class AnswerFold:
             return None
         self.apply(parsed.event)
         return parsed.event
+
+
+def run_key(user_id: str, run_id: str) -> str:
+    """A run's key in the database: run ids are the client's, unique per user only."""
+    return f"{user_id}/{run_id}"
+
+
+def public_id(key: str) -> str:
+    """The client's run id of a key (user ids hold no ``/``)."""
+    return key.split("/", 1)[1]
 
 
 def insert_event(db: Database, run_id: str, seq: int | None, data: str) -> None:
@@ -99,9 +113,14 @@ def set_stop_reason(db: Database, message_id: str, stop_reason: str | None) -> N
     db.execute("UPDATE messages SET stop_reason = ? WHERE id = ?", (stop_reason, message_id))
 
 
-def run_row(db: Database, run_id: str) -> Row | None:
-    """The persisted run, whoever owns it."""
-    return db.one("SELECT * FROM runs WHERE id = ?", (run_id,))
+def run_row(db: Database, user_id: str, run_id: str) -> Row | None:
+    """The user's persisted run (another user's run of the same id is another run)."""
+    return db.one("SELECT * FROM runs WHERE id = ?", (run_key(user_id, run_id),))
+
+
+def id_in_use(db: Database, run_id: str) -> bool:
+    """Whether some user has a run ``run_id`` (its answer message names it)."""
+    return db.one("SELECT 1 FROM messages WHERE run_id = ? LIMIT 1", (run_id,)) is not None
 
 
 def is_expired(row: Row, retention_s: float) -> bool:
@@ -131,17 +150,17 @@ def recover_after_restart(db: Database) -> list[str]:
     """Runs left ``running`` by a previous process become ``interrupted``; returns their ids."""
     rows = db.all("SELECT id, message_id FROM runs WHERE status = 'running'")
     for row in rows:
-        answer = AnswerFold(row["id"])
+        answer = AnswerFold(public_id(row["id"]))
         for frame in load_frames(db, row["id"], -(2**62)):
             answer.apply_data(frame.data)
         last = db.one("SELECT MAX(seq) AS s FROM run_events WHERE run_id = ?", (row["id"],))
         last_seq = int(last["s"]) if last and last["s"] is not None else 0
         # NOTE: the log ends with why, so a resume of this run ends with a terminal event too.
-        ending = restart_event(row["id"], last_seq + 1)
+        ending = restart_event(public_id(row["id"]), last_seq + 1)
         insert_event(db, row["id"], last_seq + 1, encode_event(ending))
         save_progress(db, row["id"], row["message_id"], last_seq + 1, answer.parts)
         finish(db, row["id"], row["message_id"], "interrupted", "server_restarted")
-    return [str(row["id"]) for row in rows]
+    return [public_id(row["id"]) for row in rows]
 
 
 def restart_event(run_id: str, seq: int) -> ErrorEvent:

@@ -62,7 +62,7 @@ class RunRegistry:
         trace = RunTrace(meta.run_id)
         self._keep_trace(trace)
         run = LiveRun(meta, trace)
-        self.live[meta.run_id] = run
+        self.live[meta.key] = run
         self._arm_orphan_timer(run)
         log.info(
             "run start run=%s user=%s chat=%s attempt=%d kind=%s",
@@ -101,7 +101,7 @@ class RunRegistry:
         if not run.running:
             run.refuse()
             return None
-        runlog.insert_event(self.db, run.run_id, seq, data)
+        runlog.insert_event(self.db, run.key, seq, data)
         event = run.record(seq, data, event)
         if isinstance(event, DoneEvent):
             runlog.set_stop_reason(self.db, run.meta.message_id, event.stop_reason)
@@ -121,7 +121,7 @@ class RunRegistry:
             return False
         self._flush(run)
         reason = reason or _default_reason(run, status)
-        won = runlog.finish(self.db, run.run_id, run.meta.message_id, status, reason, error)
+        won = runlog.finish(self.db, run.key, run.meta.message_id, status, reason, error)
         run.end(status)
         return won
 
@@ -136,7 +136,7 @@ class RunRegistry:
 
     async def cancel(self, user_id: str, run_id: str) -> ServerRunStatus | None:
         """Stop a run's generation; the persisted status after it (``None``: unknown run)."""
-        run = self.live.get(run_id)
+        run = self.find(user_id, run_id)
         if run is not None and run.meta.user_id == user_id:
             run.stop_generation("user")
             try:
@@ -147,11 +147,15 @@ class RunRegistry:
         return self.persisted_status(user_id, run_id)
 
     def persisted_status(self, user_id: str, run_id: str) -> ServerRunStatus | None:
-        row = runlog.run_row(self.db, run_id)
+        row = runlog.run_row(self.db, user_id, run_id)
         if row is None or row["user_id"] != user_id:
             return None
         status: ServerRunStatus = row["status"]
         return status
+
+    def find(self, user_id: str, run_id: str) -> LiveRun | None:
+        """The user's live run ``run_id``, if it is going."""
+        return self.live.get(runlog.run_key(user_id, run_id))
 
     def check_room(self, user_id: str, limit: int) -> None:
         """429 ``too_many_runs`` when the user already has ``limit`` runs going."""
@@ -214,7 +218,7 @@ class RunRegistry:
                 cause = "orphaned" if run.stop_cause == "orphaned" else "user_cancelled"
                 self.finish(run, "cancelled", cause)
         run.close()
-        self.live.pop(run.run_id, None)
+        self.live.pop(run.key, None)
         log.info(
             "run end run=%s user=%s status=%s events=%d duration=%.3fs",
             run.run_id,
@@ -227,7 +231,7 @@ class RunRegistry:
     def _flush(self, run: LiveRun) -> None:
         if run.take_dirty():
             runlog.save_progress(
-                self.db, run.run_id, run.meta.message_id, run.last_seq, run.answer.parts
+                self.db, run.key, run.meta.message_id, run.last_seq, run.answer.parts
             )
 
     def _arm_orphan_timer(self, run: LiveRun) -> None:

@@ -17,6 +17,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from server.app import create_app
 from server.config import Config
 from server.providers.settings import ProviderSettings
+from server.runs.live import LiveRun
 from server.services import SERVICES, Services
 from tests.provider_fake import FakeProvider, Kind
 from tests.server.helpers import Api, JsonObject
@@ -82,9 +83,14 @@ def with_config(config: Config, **changes: Any) -> Config:
     return dataclasses.replace(config, **changes)
 
 
+def live_run(server: TestServer, run_id: str) -> LiveRun | None:
+    """The live run whose client id is ``run_id`` (whoever owns it)."""
+    return next((r for r in services_of(server).runs.live.values() if r.run_id == run_id), None)
+
+
 async def wait_stopped(server: TestServer, run_id: str, timeout: float = 5.0) -> None:
     """Wait until the run's generation task has ended (no-op if it already has)."""
-    run = services_of(server).runs.live.get(run_id)
+    run = live_run(server, run_id)
     if run is not None:
         async with asyncio.timeout(timeout):
             await run.stopped.wait()
@@ -93,7 +99,7 @@ async def wait_stopped(server: TestServer, run_id: str, timeout: float = 5.0) ->
 def logged_events(server: TestServer, run_id: str) -> list[JsonObject]:
     """The run's event log as persisted in SQLite."""
     rows = services_of(server).db.all(
-        "SELECT data FROM run_events WHERE run_id = ? ORDER BY id", (run_id,)
+        "SELECT data FROM run_events WHERE run_id LIKE '%/' || ? ORDER BY id", (run_id,)
     )
     return [json.loads(row["data"]) for row in rows]
 

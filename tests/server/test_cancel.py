@@ -14,6 +14,7 @@ from server.demo import model as demo
 from tests.server.conftest import (
     MakeApi,
     StartServer,
+    live_run,
     logged_events,
     services_of,
     wait_stopped,
@@ -34,7 +35,7 @@ async def test_cancel_mid_stream_stops_the_task_and_keeps_partial_text(
     chat_id = await api.new_chat()
     response = await api.stream(chat_id, "tell me a story", runId="run_mid")
     first = await read_events(response, 5)
-    run = services_of(server).runs.live["run_mid"]
+    run = live_run(server, "run_mid")
     assert run.generating
     assert await api.cancel("run_mid") == "cancelled"
     assert not run.generating

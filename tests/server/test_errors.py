@@ -128,13 +128,19 @@ async def test_model_unavailable_says_when_to_retry(api: Api) -> None:
     assert int(response.headers["Retry-After"]) > 0
 
 
-async def test_duplicate_run_id_is_409_run_exists(api: Api, make_api: MakeApi) -> None:
+async def test_a_run_id_is_unique_per_user_so_a_clash_reveals_nothing(
+    api: Api, make_api: MakeApi
+) -> None:
     chat_id = await api.new_chat()
-    await api.run_turn(chat_id, runId="run_dup")
+    alice_events = await api.run_turn(chat_id, runId="run_dup")
     await assert_error(await api.stream(chat_id, runId="run_dup"), 409, "run_exists")
     bob = await make_api("bob")
     bob_chat = await bob.new_chat()
-    await assert_error(await bob.stream(bob_chat, runId="run_dup"), 409, "run_exists")
+    bob_events = await bob.run_turn(bob_chat, "something else", runId="run_dup")
+    assert bob_events[-1]["type"] == "done", "bob's run of the same id is his own"
+    assert (await bob.run("run_dup"))["chatId"] == bob_chat
+    assert (await api.run("run_dup"))["chatId"] == chat_id
+    assert await api.replay("run_dup") == alice_events
 
 
 async def test_other_users_attachment_is_unavailable(api: Api, make_api: MakeApi) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from aiohttp.test_utils import TestServer
 
-from tests.server.conftest import MakeApi, services_of
+from tests.server.conftest import MakeApi, live_run, services_of
 from tests.server.helpers import Api, read_events
 
 
@@ -82,7 +82,7 @@ async def test_the_registry_alone_refuses_to_cancel_another_users_run(
     await read_events(response, 1)
     registry = services_of(server).runs
     assert await registry.cancel("usr_not_alice", "run_alice") is None
-    run = registry.live["run_alice"]
+    run = live_run(server, "run_alice")
     assert run.generating and run.stop_cause is None
     assert await api.cancel("run_alice") == "cancelled"  # NOTE: its owner still can
 
@@ -96,7 +96,9 @@ async def test_the_cancel_route_alone_refuses_another_users_run(
     async def cancel_anything(user_id: str, run_id: str) -> str:
         # NOTE: a registry with no ownership check at all: only the route can refuse now.
         asked.append((user_id, run_id))
-        registry.live[run_id].stop_generation("user")
+        found = live_run(server, run_id)
+        assert found is not None
+        found.stop_generation("user")
         return "cancelled"
 
     chat_id = await api.new_chat()
@@ -107,5 +109,5 @@ async def test_the_cancel_route_alone_refuses_another_users_run(
     body = await bob.json("POST", "/api/runs/run_alice/cancel", expect=404)
     assert body["error"]["code"] == "run_not_found"
     assert asked == []
-    assert registry.live["run_alice"].generating
+    assert live_run(server, "run_alice").generating
     response.close()
