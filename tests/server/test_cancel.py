@@ -46,6 +46,7 @@ async def test_cancel_mid_stream_stops_the_task_and_keeps_partial_text(
     assert logged_events(server, "run_mid") == events, "the log ends at the cancel"
     trace = await api.trace("run_mid")
     assert trace["cancelRequested"] and trace["generationStopped"]
+    assert (await api.run("run_mid"))["reason"] == "user_cancelled"
     assert trace["appendsRefused"] == 0, "nothing even tried to append after the cancel"
     message = (await api.json("GET", f"/api/chats/{chat_id}"))["messages"][-1]
     partial = "".join(e["text"] for e in events if e["type"] == "text")
@@ -132,7 +133,8 @@ async def test_unread_run_is_cancelled_after_orphan_timeout(
     await read_events(response, 1)
     response.close()
     await wait_stopped(server, "run_orphan")
-    assert (await api.run("run_orphan"))["status"] == "cancelled"
+    info = await api.run("run_orphan")
+    assert (info["status"], info["reason"]) == ("cancelled", "orphaned")
     assert (await api.trace("run_orphan"))["orphaned"] is True
 
 
