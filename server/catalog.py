@@ -76,8 +76,9 @@ DEMO_MODELS: tuple[DemoModel, ...] = (
     DemoModel(
         ModelInfo(
             id="riacho-offline",
-            label="Riacho Offline (unavailable)",
+            label="Riacho Offline",
             available=False,
+            unavailable_reason="this demo model is always offline",
             supports_thinking=True,
             supports_tools=True,
         ),
@@ -136,6 +137,7 @@ def _provider_model(
         id=model.id,
         label=provider.label(model),
         available=provider.missing_key() is None,
+        unavailable_reason=provider.missing_key(),
         supports_thinking=provider.supports_thinking(model),
         supports_tools=model.supports_tools,
     )

@@ -1,8 +1,10 @@
 """What a real model is sent: the chat's earlier turns and the new user message.
 
-Each user message is followed by the answer the user sees for it — its latest attempt — read
-back from the message's persisted parts: text, and tool calls with their results (a call with
-no result, from an interrupted run, is left out: no provider accepts a call without one).
+Messages form a tree (an edited prompt or a regenerated answer starts a branch); the model is
+sent the branch the new prompt follows — each user message with the attempt after which the
+conversation went on — read back from the messages' persisted parts: text, and tool calls
+with their results (a call with no result, from an interrupted run, is left out: no provider
+accepts a call without one).
 Thinking, images and timeline markers are not sent back. Attached text files are inlined in the
 user message, images are sent as images, other files are named but not sent.
 
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from app.state.parts import Parts, TextPart, ToolCallPart, parts_from_json
@@ -40,39 +42,54 @@ JsonObject = dict[str, Any]
 def chat_history(
     db: Database, chat_id: str, before_user_message: str | None, structured_tools: bool
 ) -> list[Message]:
-    """The chat's turns before ``before_user_message`` (every turn when ``None``)."""
-    rows = db.all("SELECT * FROM messages WHERE chat_id = ? ORDER BY rowid", (chat_id,))
+    """The turns on the branch that leads to ``before_user_message`` (when ``None``: to the
+    chat's newest answer), oldest first."""
+    rows = {
+        row["id"]: row for row in db.all("SELECT * FROM messages WHERE chat_id = ?", (chat_id,))
+    }
     summary = db.one(
         "SELECT s.text, c.compacted_at FROM chat_summaries s JOIN chats c ON c.id = s.chat_id"
         " WHERE s.chat_id = ?",
         (chat_id,),
     )
     messages: list[Message] = []
+    turns = _branch(db, rows, chat_id, before_user_message)
     if summary is not None:
         messages.append(UserMessage(f"{SUMMARY_INTRO}\n{summary['text']}"))
-        rows = [row for row in rows if row["created_at"] > summary["compacted_at"]]
-    answers = _shown_answers(rows)
-    for row in rows:
-        if row["id"] == before_user_message:
-            break
-        if row["role"] == "user":
-            messages.append(user_message(db, row["content"], json.loads(row["attachments"])))
-            answer = answers.get(row["id"])
-            if answer is not None:
-                parts = parts_from_json(json.loads(answer["parts"]))
-                messages += assistant_messages(parts, structured_tools)
+        turns = [
+            (user, answer) for user, answer in turns if user["created_at"] > summary["compacted_at"]
+        ]
+    for user, answer in turns:
+        messages.append(user_message(db, user["content"], json.loads(user["attachments"])))
+        parts = parts_from_json(json.loads(answer["parts"]))
+        messages += assistant_messages(parts, structured_tools)
     return merge_user_runs(messages)
 
 
-def _shown_answers(rows: Sequence[Row]) -> dict[str, Row]:
-    """The latest attempt answering each user message."""
-    latest: dict[str, Row] = {}
-    for row in rows:
-        if row["role"] == "assistant" and row["reply_to"] is not None:
-            current = latest.get(row["reply_to"])
-            if current is None or (row["attempt"] or 0) >= (current["attempt"] or 0):
-                latest[row["reply_to"]] = row
-    return latest
+def _branch(
+    db: Database, rows: dict[str, Row], chat_id: str, before_user_message: str | None
+) -> list[tuple[Row, Row]]:
+    """(user message, the answer that follows it) pairs up the tree from where a prompt goes."""
+    if before_user_message is None:
+        newest = db.one(
+            "SELECT id FROM messages WHERE chat_id = ? AND role = 'assistant'"
+            " ORDER BY rowid DESC LIMIT 1",
+            (chat_id,),
+        )
+        answer = None if newest is None else rows.get(newest["id"])
+    else:
+        prompt = rows.get(before_user_message)
+        answer = None if prompt is None else rows.get(prompt["reply_to"] or "")
+    turns: list[tuple[Row, Row]] = []
+    seen: set[str] = set()
+    while answer is not None and answer["id"] not in seen:  # NOTE: a cycle cannot loop forever
+        seen.add(answer["id"])
+        user = rows.get(answer["reply_to"] or "")
+        if user is None:
+            break
+        turns.append((user, answer))
+        answer = rows.get(user["reply_to"] or "")
+    return turns[::-1]
 
 
 def user_message(db: Database, prompt: str, attachments: Iterable[JsonObject]) -> UserMessage:

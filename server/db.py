@@ -66,6 +66,15 @@ MIGRATIONS: tuple[str, ...] = (
     "UPDATE run_events SET run_id = (SELECT r.user_id || '/' || r.id FROM runs r"
     " WHERE r.id = run_events.run_id) WHERE run_id IN (SELECT id FROM runs)",
     "UPDATE runs SET id = user_id || '/' || id WHERE instr(id, '/') = 0",
+    # NOTE: messages form a tree (edits branch): a user message follows the answer shown
+    # before it, which in a chat stored before branches is the latest attempt of the prompt
+    # before it.
+    "UPDATE messages SET reply_to = (SELECT a.id FROM messages a WHERE a.chat_id ="
+    " messages.chat_id AND a.role = 'assistant' AND a.reply_to = (SELECT p.id FROM messages p"
+    " WHERE p.chat_id = messages.chat_id AND p.role = 'user' AND p.rowid < messages.rowid"
+    " ORDER BY p.rowid DESC LIMIT 1) ORDER BY a.attempt DESC, a.rowid DESC LIMIT 1)"
+    " WHERE role = 'user' AND reply_to IS NULL",
+    "CREATE INDEX IF NOT EXISTS messages_parent ON messages(reply_to)",
 )
 
 

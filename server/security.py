@@ -58,7 +58,7 @@ def _check_change(request: web.Request) -> None:
     origin = request.headers.get("Origin")
     if origin is not None and not _allowed(request, origin):
         raise ApiError(403, "origin_refused", f"requests from {origin!r} are not accepted")
-    if request.method == "POST":
+    if request.method in ("POST", "PUT", "PATCH"):
         _check_content_type(request)
 
 
@@ -88,7 +88,7 @@ def _preflight(request: web.Request) -> web.Response:
         raise ApiError(403, "origin_refused", "this origin may not call the API")
     headers.update(
         {
-            "Access-Control-Allow-Methods": "GET, POST, DELETE",
+            "Access-Control-Allow-Methods": "GET, POST, PATCH, DELETE",
             "Access-Control-Allow-Headers": "Content-Type, Last-Event-ID, X-Run-Id",
             "Access-Control-Max-Age": "600",
         }

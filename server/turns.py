@@ -29,6 +29,8 @@ class Turn:
     model: Model
     previous_model_label: str | None
     is_first_turn: bool
+    new_chat: bool = False  # the chat is made with this turn (the page named it)
+    parent_id: str | None = None  # a new user message follows this assistant message
 
 
 def chat_of(db: Database, user_id: str, chat_id: str) -> Row:
@@ -49,13 +51,15 @@ def check_turn(
 ) -> Turn:
     """Every check of SPEC §4, in order; raises ``ApiError`` with the first failure."""
     _check_sizes(limits, body)
-    chat = chat_of(db, user_id, body.chat_id)
+    chat, new_chat = _chat_of_turn(db, user_id, body)
     _check_run_id(db, user_id, run_id)
+    parent_id = None
     if body.retry_of_run_id is not None:
         user_message = _retried_message(db, user_id, chat["id"], body.retry_of_run_id)
         prompt, attachments = user_message["content"], json.loads(user_message["attachments"])
     else:
         user_message = None
+        parent_id = _parent_of_prompt(db, user_id, chat["id"], body)
         prompt = body.prompt
         if not prompt.strip() and not body.attachment_ids:
             raise ApiError(400, "empty_prompt", "the prompt is empty and there is no attachment")
@@ -72,8 +76,58 @@ def check_turn(
         _next_attempt(db, user_message_id),
         "model" if isinstance(model, ProviderModel) else "demo",
     )
-    first = db.one("SELECT 1 FROM messages WHERE chat_id = ?", (chat["id"],)) is None
-    return Turn(meta, prompt, attachments, model, previous, first)
+    first = new_chat or db.one("SELECT 1 FROM messages WHERE chat_id = ?", (chat["id"],)) is None
+    return Turn(meta, prompt, attachments, model, previous, first, new_chat, parent_id)
+
+
+def _parent_of_prompt(
+    db: Database, user_id: str, chat_id: str, body: RespondStreamBody
+) -> str | None:
+    """The assistant message a new prompt follows: ``afterRunId``'s answer, none with ``atTop``
+    (the prompt starts the chat anew), else the chat's newest answer."""
+    if body.at_top:
+        if body.after_run_id is not None:
+            raise ApiError(400, "invalid_body", "afterRunId and atTop exclude each other")
+        return None
+    if body.after_run_id is None:
+        row = db.one(
+            "SELECT id FROM messages WHERE chat_id = ? AND role = 'assistant'"
+            " ORDER BY rowid DESC LIMIT 1",
+            (chat_id,),
+        )
+        return None if row is None else str(row["id"])
+    run = run_row(db, user_id, body.after_run_id)
+    if run is None or run["chat_id"] != chat_id:
+        raise ApiError(
+            400, "invalid_body", f"afterRunId {body.after_run_id!r} is not a run of this chat"
+        )
+    return str(run["message_id"])
+
+
+_CHAT_ID_RE = re.compile(r"chat_[A-Za-z0-9_-]{8,64}")
+
+
+def _chat_of_turn(db: Database, user_id: str, body: RespondStreamBody) -> tuple[Row, bool]:
+    """The turn's chat, and whether this turn makes it: a chat the page named and nobody has
+    yet comes into being with its first answer (so a refused first send leaves nothing)."""
+    row = db.one("SELECT * FROM chats WHERE id = ? AND user_id = ?", (body.chat_id, user_id))
+    if row is not None:
+        return row, False
+    taken = db.one("SELECT 1 FROM chats WHERE id = ?", (body.chat_id,)) is not None
+    if taken or body.retry_of_run_id is not None or not _CHAT_ID_RE.fullmatch(body.chat_id):
+        raise ApiError(404, "chat_not_found", f"chat {body.chat_id!r} not found")
+    stamp = now()
+    fresh = {
+        "id": body.chat_id,
+        "user_id": user_id,
+        "title": DEFAULT_TITLE,
+        "created_at": stamp,
+        "updated_at": stamp,
+        "last_model_id": None,
+        "compacted_at": None,
+        "summary_tokens": 0,
+    }
+    return fresh, True  # type: ignore[return-value]
 
 
 def _check_sizes(limits: Limits, body: RespondStreamBody) -> None:
@@ -179,6 +233,17 @@ def create_rows(db: Database, turn: Turn, *, touch_chat: bool = True) -> None:
     """
     meta, stamp = turn.meta, now()
     with db.transaction():
+        if turn.new_chat:
+            db.insert(
+                "chats",
+                {
+                    "id": meta.chat_id,
+                    "user_id": meta.user_id,
+                    "title": DEFAULT_TITLE,
+                    "created_at": stamp,
+                    "updated_at": stamp,
+                },
+            )
         if db.one("SELECT 1 FROM messages WHERE id = ?", (meta.user_message_id,)) is None:
             db.insert("messages", _user_row(turn, stamp))
         db.insert("messages", _assistant_row(turn, stamp))
@@ -201,6 +266,11 @@ def discard_rows(db: Database, turn: Turn, *, keep_user_message: bool) -> None:
         db.execute("DELETE FROM messages WHERE id = ?", (meta.message_id,))
         if not keep_user_message:
             db.execute("DELETE FROM messages WHERE id = ?", (meta.user_message_id,))
+        if (
+            turn.new_chat
+            and db.one("SELECT 1 FROM messages WHERE chat_id = ?", (meta.chat_id,)) is None
+        ):
+            db.execute("DELETE FROM chats WHERE id = ?", (meta.chat_id,))
 
 
 def _user_row(turn: Turn, stamp: float) -> dict[str, SqlValue]:
@@ -208,6 +278,7 @@ def _user_row(turn: Turn, stamp: float) -> dict[str, SqlValue]:
         "id": turn.meta.user_message_id,
         "chat_id": turn.meta.chat_id,
         "role": "user",
+        "reply_to": turn.parent_id,
         "content": turn.prompt,
         "attachments": json.dumps(turn.attachments),
         "created_at": stamp,

@@ -41,6 +41,11 @@ class RespondStreamBody(BaseModel):
     attachment_ids: list[str] = Field(default_factory=list)
     run_id: NonEmptyStr | None = None
     retry_of_run_id: NonEmptyStr | None = None
+    # NOTE: where the prompt goes in the chat's message tree: after the answer of run
+    # ``after_run_id``, or at the top with ``at_top`` (an edit of the first prompt); with
+    # neither, after the chat's newest answer.
+    after_run_id: NonEmptyStr | None = None
+    at_top: bool = False
 
 
 class _Payload(BaseModel):
@@ -99,8 +104,19 @@ class ChatSummary(_Payload):
     updated_at: datetime
 
 
+class AttachmentInfo(_Payload):
+    """An uploaded attachment (``POST /api/attachments``; also listed on its user message)."""
+
+    attachment_id: str
+    name: str
+    size: int = Field(ge=0)
+    mime_type: str
+
+
 class MessageOut(_Payload):
-    """A persisted message; each assistant attempt (run) is one message answering ``parent_id``."""
+    """A persisted message. Messages form a tree: each assistant attempt (run) answers the
+    user message ``parent_id``; a user message follows the assistant message ``parent_id``
+    (``None`` at the top), so an edited prompt is a sibling of the one it replaces."""
 
     id: str
     role: Literal["user", "assistant"]
@@ -113,6 +129,7 @@ class MessageOut(_Payload):
     partial: bool = False
     reason: str | None = None  # why its run ended (see RunInfo)
     created_at: datetime | None = None
+    attachments: list[AttachmentInfo] = Field(default_factory=list)
 
 
 class ChatDetail(ChatSummary):
@@ -141,15 +158,7 @@ class ModelInfo(_Payload):
     available: bool
     supports_thinking: bool
     supports_tools: bool
-
-
-class AttachmentInfo(_Payload):
-    """An uploaded attachment (``POST /api/attachments``)."""
-
-    attachment_id: str
-    name: str
-    size: int = Field(ge=0)
-    mime_type: str
+    unavailable_reason: str | None = None  # why ``available`` is false, in words
 
 
 class SessionInfo(_Payload):

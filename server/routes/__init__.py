@@ -5,7 +5,14 @@ from __future__ import annotations
 from aiohttp import web
 
 from server.auth import get_session, sign_in, sign_out
-from server.routes.chats import compact_chat, create_chat, delete_chat, get_chat, list_chats
+from server.routes.chats import (
+    compact_chat,
+    create_chat,
+    delete_chat,
+    get_chat,
+    list_chats,
+    rename_chat,
+)
 from server.routes.misc import list_models, upload_attachment
 from server.routes.respond import respond_stream
 from server.routes.runs import cancel_run, get_run, run_events
@@ -23,6 +30,7 @@ def api_routes() -> list[web.RouteDef]:
         web.post("/api/chats", create_chat),
         web.get("/api/chats/{chat_id}", get_chat),
         web.delete("/api/chats/{chat_id}", delete_chat),
+        web.patch("/api/chats/{chat_id}", rename_chat),
         web.post("/api/chats/{chat_id}/compact", compact_chat),
         web.post("/api/respond/stream", respond_stream),
         web.get("/api/runs/{run_id}", get_run),

@@ -44,10 +44,10 @@ def _message(row: Row) -> dict[str, Any]:
         partial=row["role"] == "assistant" and status != "completed",
         reason=row["run_reason"],
         created_at=iso(row["created_at"]),
+        attachments=json.loads(row["attachments"]),
     )
     data: dict[str, Any] = out.model_dump(mode="json", by_alias=True)
-    # NOTE: extras beyond MessageOut; the client ignores unknown fields.
-    data["attachments"] = json.loads(row["attachments"])
+    # NOTE: an extra beyond MessageOut; the client ignores unknown fields.
     data["stopReason"] = row["stop_reason"]
     return data
 
@@ -63,13 +63,45 @@ def chat_messages(db: Database, chat_id: str) -> list[dict[str, Any]]:
     return [_message(row) for row in rows]
 
 
+MAX_QUERY = 200
+
+
 async def list_chats(request: web.Request) -> web.Response:
-    """``GET /api/chats``: the user's chats, most recently updated first."""
-    rows = services(request).db.all(
-        "SELECT * FROM chats WHERE user_id = ? ORDER BY updated_at DESC, rowid DESC",
-        (current_user(request),),
+    """``GET /api/chats[?q=words]``: the user's chats, most recently updated first; with ``q``
+    only those whose title or messages contain it (case-insensitive)."""
+    db, user_id = services(request).db, current_user(request)
+    query = " ".join(request.query.get("q", "").split())
+    if len(query) > MAX_QUERY:
+        raise ApiError(400, "invalid_body", f"a search is at most {MAX_QUERY} characters")
+    if not query:
+        rows = db.all(
+            "SELECT * FROM chats WHERE user_id = ? ORDER BY updated_at DESC, rowid DESC",
+            (user_id,),
+        )
+        return answer_payload([_summary(row) for row in rows])
+    pattern = "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    rows = db.all(
+        "SELECT * FROM chats c WHERE c.user_id = ? AND (c.title LIKE ? ESCAPE '\\'"
+        " OR EXISTS (SELECT 1 FROM messages m WHERE m.chat_id = c.id"
+        " AND m.content LIKE ? ESCAPE '\\'))"
+        " ORDER BY c.updated_at DESC, c.rowid DESC",
+        (user_id, pattern, pattern),
     )
     return answer_payload([_summary(row) for row in rows])
+
+
+async def rename_chat(request: web.Request) -> web.Response:
+    """``PATCH /api/chats/{chatId}`` ``{"title"}``: the renamed chat."""
+    db, user_id = services(request).db, current_user(request)
+    row = chat_of(db, user_id, request.match_info["chat_id"])
+    body = await read_json_body(request)
+    title = body.get("title") if isinstance(body, dict) else None
+    if not isinstance(title, str) or not " ".join(title.split()):
+        raise ApiError(400, "invalid_body", "a chat needs a 'title' with some text")
+    db.execute(
+        "UPDATE chats SET title = ? WHERE id = ?", (" ".join(title.split())[:200], row["id"])
+    )
+    return answer_payload(_summary(chat_of(db, user_id, row["id"])))
 
 
 async def create_chat(request: web.Request) -> web.Response:

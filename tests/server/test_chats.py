@@ -130,8 +130,17 @@ async def test_session_name_is_validated(api: Api) -> None:
 
 async def test_models_include_an_unavailable_one(api: Api) -> None:
     models = await api.json("GET", "/api/models")
-    assert set(models[0]) == {"id", "label", "available", "supportsThinking", "supportsTools"}
+    assert set(models[0]) == {
+        "id",
+        "label",
+        "available",
+        "unavailableReason",
+        "supportsThinking",
+        "supportsTools",
+    }
     assert any(m["available"] for m in models) and not all(m["available"] for m in models)
+    for model in models:
+        assert (model["unavailableReason"] is None) == model["available"], model
 
 
 def form_with(data: bytes, name: str, content_type: str | None) -> FormData:

@@ -37,3 +37,34 @@ def test_an_older_database_is_migrated_and_its_runs_keyed_per_user(tmp_path: Pat
         assert run_row(reopened, "usr_a", "run_1") is not None
     finally:
         reopened.close()
+
+
+def test_user_messages_of_an_older_database_follow_the_latest_attempt_before_them(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "old.db"
+    rows = [  # id, role, reply_to, attempt: q1, two attempts, then q2 and its answer
+        ("q1", "user", None, None),
+        ("a1", "assistant", "q1", 1),
+        ("a1b", "assistant", "q1", 2),
+        ("q2", "user", None, None),
+        ("a2", "assistant", "q2", 1),
+    ]
+    with sqlite3.connect(path) as old:
+        old.executescript(SCHEMA)
+        old.execute(
+            "INSERT INTO chats (id, user_id, title, created_at, updated_at)"
+            " VALUES ('c1', 'u', 't', 0, 0)"
+        )
+        for message_id, role, reply_to, attempt in rows:
+            old.execute(
+                "INSERT INTO messages (id, chat_id, role, reply_to, attempt, created_at,"
+                " updated_at) VALUES (?, 'c1', ?, ?, ?, 0, 0)",
+                (message_id, role, reply_to, attempt),
+            )
+    db = Database(str(path))
+    try:
+        parents = dict(db.all("SELECT id, reply_to FROM messages"))
+        assert parents == {"q1": None, "a1": "q1", "a1b": "q1", "q2": "a1b", "a2": "q2"}
+    finally:
+        db.close()

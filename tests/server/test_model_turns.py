@@ -78,6 +78,31 @@ async def test_regenerate_sends_the_history_up_to_its_question_without_the_old_a
     assert _said("openai-chat", retry) == [("user", "Question one")]
 
 
+async def test_an_edited_prompt_is_sent_with_its_branch_only(
+    fake: FakeEndpoint, model_api: ModelApi
+) -> None:
+    api = await model_api("openai-chat")
+    fake.provider.queue(
+        "openai-chat",
+        chat_reply("A1."),
+        chat_reply("A2."),
+        chat_reply("A2 edited."),
+        chat_reply("X"),
+    )
+    chat = await api.new_chat()
+    await api.run_turn(chat, "Q1", runId="run_1")
+    await api.run_turn(chat, "Q2", runId="run_2", afterRunId="run_1")
+    await api.run_turn(chat, "Q2 edited", runId="run_3", afterRunId="run_1")
+    await api.run_turn(chat, "Q1 edited", runId="run_4", atTop=True)
+    _, _, edited, top = fake.provider.bodies("openai-chat")
+    assert _said("openai-chat", edited) == [
+        ("user", "Q1"),
+        ("assistant", "A1."),
+        ("user", "Q2 edited"),
+    ], "the replaced prompt and its answer are not sent"
+    assert _said("openai-chat", top) == [("user", "Q1 edited")]
+
+
 async def test_earlier_tool_calls_are_sent_as_calls_when_tools_are_offered_and_as_text_otherwise(
     fake: FakeEndpoint, model_api: ModelApi
 ) -> None:
@@ -257,6 +282,8 @@ async def test_model_without_its_key_is_listed_unavailable_and_refused(
         "id": MODEL_ID,
         "label": f"{MODEL_ID} (openai-responses)",
         "available": False,
+        "unavailableReason": "the environment variable RIACHO_TEST_UNSET_KEY holding the API"
+        " key is not set",
         "supportsThinking": True,
         "supportsTools": True,
     }
@@ -276,6 +303,7 @@ async def test_configured_models_come_first_and_the_demo_stays_listed(
         "id": MODEL_ID,
         "label": "Fake Claude",
         "available": True,
+        "unavailableReason": None,
         "supportsThinking": True,
         "supportsTools": False,
     }

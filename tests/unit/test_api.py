@@ -57,6 +57,7 @@ def test_respond_stream_body_round_trips_camel_case() -> None:
         attachment_ids=["a1", "a2"],
         run_id="run_9",
         retry_of_run_id="run_8",
+        after_run_id="run_7",
     )
     data = json.loads(encode_payload(body))
     assert data == {
@@ -69,6 +70,8 @@ def test_respond_stream_body_round_trips_camel_case() -> None:
         "attachmentIds": ["a1", "a2"],
         "runId": "run_9",
         "retryOfRunId": "run_8",
+        "afterRunId": "run_7",
+        "atTop": False,
     }
     assert RespondStreamBody.model_validate(data) == body
 
@@ -160,6 +163,9 @@ PAYLOADS: list[tuple[type[BaseModel], Wire]] = [
                     "partial": False,
                     "reason": None,
                     "createdAt": None,
+                    "attachments": [
+                        {"attachmentId": "a1", "name": "r.png", "size": 10, "mimeType": "image/png"}
+                    ],
                 },
                 {
                     "id": "m1",
@@ -173,6 +179,7 @@ PAYLOADS: list[tuple[type[BaseModel], Wire]] = [
                     "partial": True,
                     "reason": "orphaned",
                     "createdAt": "2026-01-02T03:04:05Z",
+                    "attachments": [],
                 },
             ],
         },
@@ -182,7 +189,8 @@ PAYLOADS: list[tuple[type[BaseModel], Wire]] = [
         {
             "id": "demo",
             "label": "Demo",
-            "available": True,
+            "available": False,
+            "unavailableReason": "no key",
             "supportsThinking": True,
             "supportsTools": False,
         },
