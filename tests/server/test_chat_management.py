@@ -153,7 +153,7 @@ async def test_a_regenerate_cannot_make_a_chat(api: Api) -> None:
 
 
 def _tree(messages: list[dict[str, object]]) -> list[tuple[object, object, object]]:
-    return [(m["role"], m["text"] or m["parts"] and "answer", m["parentId"]) for m in messages]
+    return [(m["role"], m["text"] or (m["parts"] and "answer"), m["parentId"]) for m in messages]
 
 
 async def test_a_prompt_follows_the_answer_named_by_after_run_id(api: Api) -> None:
