@@ -1,9 +1,18 @@
-"""Vendor the browser runtime into static/vendor/: PyScript, Pyodide and the app's wheels.
+"""Vendor the browser runtime into static/vendor/: PyScript, Pyodide, KaTeX and the app's wheels.
 
 Nothing is fetched from a CDN at run time: the page loads only what this script puts under
 static/vendor/. Inputs are pinned: npm packages by package-lock.json (exact versions and
-integrity), wheels by tools/browser-wheels.toml (exact versions and sha256). A second run with
-everything present does nothing and says so.
+integrity; every package in the lock must be installed at its locked version, or `npm ci` runs),
+wheels by tools/browser-wheels.toml (exact versions and sha256). A second run with everything
+present does nothing and says so.
+
+NOTE: axe-core is installed by `npm ci` but not copied: only the end-to-end tests use it, reading
+node_modules/axe-core/axe.min.js and injecting it with Playwright.
+
+NOTE: KaTeX ships each font as woff2, woff and ttf, and its CSS lists woff2 first in every
+@font-face; browsers load the first format they support, so only the woff2 files are copied
+(static/vendor/katex/fonts/) and the CSS is copied unchanged. The copy fails if a KaTeX update
+lists another format first.
 
 NOTE: Pyodide's own pyodide-lock.json lists hashes of Pyodide's repacked wheels, which differ
 from the registry's, and a pydantic-core with no wasm wheel on the registry; keeping it makes
@@ -18,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -29,13 +39,19 @@ ROOT = Path(__file__).resolve().parent.parent
 VENDOR = ROOT / "static" / "vendor"
 PYODIDE_OUT = VENDOR / "pyodide"
 PYSCRIPT_OUT = VENDOR / "pyscript"
+KATEX_OUT = VENDOR / "katex"
 NODE_MODULES = ROOT / "node_modules"
+NPM_LOCK = ROOT / "package-lock.json"
 WHEEL_CACHE = ROOT / ".cache" / "wheels"
 WHEELS_SPEC = ROOT / "tools" / "browser-wheels.toml"
 STAMP = VENDOR / ".stamp"
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm")
 STDLIB_ZIP = "python_stdlib.zip"
 BROWSER_PYTHON = "3.14"
+KATEX_FILES = ("katex.min.js", "katex.min.css")
+KATEX_CSS = "katex.min.css"
+FONT_FACE = re.compile(r"@font-face\s*\{([^}]*)\}")
+FIRST_SRC_URL = re.compile(r"""\bsrc\s*:\s*url\(\s*['"]?([^'")]+?)['"]?\s*\)""")
 
 
 class VendorError(Exception):
@@ -68,15 +84,44 @@ def inputs_digest() -> str:
     digest = hashlib.sha256()
     tools = ROOT / "tools"
     inputs = (tools / "vendor.py", tools / "precompile.py", tools / "precompile.mjs")
-    for path in (ROOT / "package-lock.json", WHEELS_SPEC, *inputs):
+    for path in (NPM_LOCK, WHEELS_SPEC, *inputs):
         digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+def katex_fonts(css: str) -> list[str]:
+    """The font files a KaTeX stylesheet loads: the first ``url()`` of each @font-face ``src``.
+
+    Raises VendorError if one is not woff2: copying only woff2 would then break that font.
+    """
+    fonts: list[str] = []
+    for face in FONT_FACE.findall(css):
+        match = FIRST_SRC_URL.search(face)
+        if match is None:
+            raise VendorError(f"{KATEX_CSS}: an @font-face without src url(): {face[:80]}")
+        url = match.group(1)
+        if not url.endswith(".woff2") or not url.startswith("fonts/") or ".." in url:
+            raise VendorError(
+                f"{KATEX_CSS}: an @font-face loads {url} first, not fonts/*.woff2;"
+                " tools/vendor.py copies only the woff2 fonts"
+            )
+        if url not in fonts:
+            fonts.append(url)
+    if not fonts:
+        raise VendorError(f"{KATEX_CSS} lists no @font-face; has KaTeX's layout changed?")
+    return fonts
 
 
 def expected_outputs(wheels: list[Wheel]) -> list[Path]:
     outputs = [PYODIDE_OUT / name for name in (*PYODIDE_FILES, STDLIB_ZIP, "pyodide-lock.json")]
     outputs += [PYODIDE_OUT / wheel.file for wheel in wheels]
-    return [*outputs, PYSCRIPT_OUT / "core.js", PYSCRIPT_OUT / "core.css"]
+    outputs += [PYSCRIPT_OUT / "core.js", PYSCRIPT_OUT / "core.css"]
+    outputs += [KATEX_OUT / name for name in KATEX_FILES]
+    # NOTE: the fonts are those the vendored CSS names; without that CSS the check fails anyway.
+    css = KATEX_OUT / KATEX_CSS
+    if css.exists():
+        outputs += [KATEX_OUT / font for font in katex_fonts(css.read_text(encoding="utf-8"))]
+    return outputs
 
 
 def is_up_to_date(wheels: list[Wheel]) -> bool:
@@ -93,18 +138,34 @@ def run(command: list[str]) -> None:
 
 
 def installed_version(package: str) -> str | None:
+    """The version installed under node_modules/``package`` (a nested path is fine), or None."""
     manifest = NODE_MODULES / package / "package.json"
     if not manifest.exists():
         return None
     return str(json.loads(manifest.read_text(encoding="utf-8"))["version"])
 
 
-def npm_install() -> None:
-    lock = json.loads((ROOT / "package-lock.json").read_text(encoding="utf-8"))
-    wanted = {
-        p: lock["packages"][f"node_modules/{p}"]["version"] for p in ("pyodide", "@pyscript/core")
+def locked_packages() -> dict[str, str]:
+    """Every package package-lock.json installs (path under node_modules/) and its version.
+
+    Optional packages (platform-specific builds) are left out: npm may rightly skip them.
+    """
+    lock = json.loads(NPM_LOCK.read_text(encoding="utf-8"))
+    prefix = "node_modules/"
+    return {
+        path.removeprefix(prefix): str(entry["version"])
+        for path, entry in lock["packages"].items()
+        if path.startswith(prefix) and not entry.get("optional") and not entry.get("link")
     }
-    if all(installed_version(p) == v for p, v in wanted.items()):
+
+
+def missing_packages() -> list[str]:
+    """The locked packages not installed at their locked version, as ``name@version``."""
+    return [f"{p}@{v}" for p, v in locked_packages().items() if installed_version(p) != v]
+
+
+def npm_install() -> None:
+    if not missing_packages():
         print("vendor: npm packages already installed", flush=True)
         return
     npm = shutil.which("npm")
@@ -114,6 +175,9 @@ def npm_install() -> None:
             " (Debian: apt-get install nodejs npm)"
         )
     run([npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts"])
+    missing = missing_packages()
+    if missing:
+        raise VendorError(f"npm ci did not install {', '.join(missing)}; is package-lock right?")
 
 
 def copy_runtime() -> None:
@@ -128,6 +192,18 @@ def copy_runtime() -> None:
         PYSCRIPT_OUT,
         ignore=shutil.ignore_patterns("*.map"),
     )
+    copy_katex()
+
+
+def copy_katex() -> None:
+    """KaTeX's script, stylesheet and the woff2 fonts the stylesheet loads first."""
+    dist = NODE_MODULES / "katex" / "dist"
+    fonts = katex_fonts((dist / KATEX_CSS).read_text(encoding="utf-8"))
+    if KATEX_OUT.exists():
+        shutil.rmtree(KATEX_OUT)
+    (KATEX_OUT / "fonts").mkdir(parents=True)
+    for name in (*KATEX_FILES, *fonts):
+        shutil.copy2(dist / name, KATEX_OUT / name)
 
 
 def download_wheel(wheel: Wheel) -> Path:

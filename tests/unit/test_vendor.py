@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -93,8 +94,33 @@ def test_the_lock_lists_each_shipped_wheel_with_its_real_hash(
 
 def test_the_pinned_wheels_are_the_ones_the_page_imports() -> None:
     names = {wheel.name for wheel in vendor.load_wheels()}
-    assert {"pydantic", "pydantic-core", "markdown-it-py"} <= names
+    assert {"pydantic", "pydantic-core", "markdown-it-py", "mdit-py-plugins", "pygments"} <= names
     assert all(len(wheel.sha256) == 64 for wheel in vendor.load_wheels())
+
+
+def test_every_dependency_of_a_pinned_wheel_is_pinned_too() -> None:
+    wheels = vendor.load_wheels()
+    names = {wheel.name for wheel in wheels}
+    assert {dep for wheel in wheels for dep in wheel.depends} <= names
+
+
+def test_the_page_boots_with_pinned_wheels_and_loads_pygments_later() -> None:
+    config = tomllib.loads((vendor.ROOT / "pyscript.toml").read_text(encoding="utf-8"))
+    assert "mdit-py-plugins" in config["packages"]
+    assert "pygments" not in config["packages"]
+    assert set(config["packages"]) <= {wheel.name for wheel in vendor.load_wheels()}
+
+
+def test_the_npm_lock_pins_the_runtime_katex_and_axe_exactly() -> None:
+    manifest = json.loads((vendor.ROOT / "package.json").read_text(encoding="utf-8"))
+    assert manifest["dependencies"] == {
+        "@pyscript/core": "0.7.31",
+        "axe-core": "4.14.1",
+        "katex": "0.19.1",
+        "pyodide": "314.0.7",
+    }
+    locked = vendor.locked_packages()
+    assert all(locked[name] == version for name, version in manifest["dependencies"].items())
 
 
 def test_up_to_date_needs_the_stamp_and_every_output(
@@ -109,3 +135,147 @@ def test_up_to_date_needs_the_stamp_and_every_output(
     assert vendor.is_up_to_date([])
     (tmp_path / ".stamp").write_text("stale")
     assert not vendor.is_up_to_date([])
+
+
+KATEX_CSS = (
+    '@font-face{font-family:KaTeX_AMS;src:url(fonts/KaTeX_AMS-Regular.woff2) format("woff2"),'
+    'url(fonts/KaTeX_AMS-Regular.woff) format("woff")}'
+    ".katex{font:normal 1.21em KaTeX_Main}"
+    "@font-face{font-family:KaTeX_Main;src:url('fonts/KaTeX_Main-Regular.woff2') format(\"woff2\"),"
+    'url(fonts/KaTeX_Main-Regular.ttf) format("truetype")}'
+)
+
+
+def test_the_katex_fonts_are_the_first_url_of_each_font_face() -> None:
+    assert vendor.katex_fonts(KATEX_CSS) == [
+        "fonts/KaTeX_AMS-Regular.woff2",
+        "fonts/KaTeX_Main-Regular.woff2",
+    ]
+
+
+@pytest.mark.parametrize(
+    "css",
+    [
+        pytest.param(
+            '@font-face{src:url(fonts/A.woff) format("woff"),url(fonts/A.woff2)}', id="woff"
+        ),
+        pytest.param("@font-face{src:url(../A.woff2)}", id="outside-fonts"),
+        pytest.param(".katex{}", id="no-font-face"),
+    ],
+)
+def test_a_katex_css_not_loading_woff2_fonts_first_is_refused(css: str) -> None:
+    with pytest.raises(vendor.VendorError):
+        vendor.katex_fonts(css)
+
+
+def test_the_installed_katex_css_loads_woff2_first() -> None:
+    css = vendor.NODE_MODULES / "katex" / "dist" / vendor.KATEX_CSS
+    if not css.exists():
+        pytest.skip("katex is not installed: run `make setup`")
+    fonts = vendor.katex_fonts(css.read_text(encoding="utf-8"))
+    assert len(fonts) == css.read_text(encoding="utf-8").count("@font-face")
+    assert all((css.parent / font).is_file() for font in fonts)
+
+
+@pytest.fixture
+def katex_dist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fake node_modules/katex/dist with every font format; KATEX_OUT under tmp_path."""
+    dist = tmp_path / "node_modules" / "katex" / "dist"
+    (dist / "fonts").mkdir(parents=True)
+    (dist / "katex.min.js").write_text("katex")
+    (dist / "katex.min.css").write_text(KATEX_CSS)
+    (dist / "katex.js").write_text("unminified")
+    for name in ("KaTeX_AMS-Regular", "KaTeX_Main-Regular"):
+        for ext in ("woff2", "woff", "ttf"):
+            (dist / "fonts" / f"{name}.{ext}").write_text(ext)
+    monkeypatch.setattr(vendor, "NODE_MODULES", tmp_path / "node_modules")
+    monkeypatch.setattr(vendor, "KATEX_OUT", tmp_path / "out" / "katex")
+    return dist
+
+
+def test_katex_is_copied_with_only_its_woff2_fonts(katex_dist: Path) -> None:
+    (vendor.KATEX_OUT / "stale").mkdir(parents=True)
+
+    vendor.copy_katex()
+
+    copied = sorted(p.relative_to(vendor.KATEX_OUT).as_posix() for p in vendor.KATEX_OUT.rglob("*"))
+    assert copied == [
+        "fonts",
+        "fonts/KaTeX_AMS-Regular.woff2",
+        "fonts/KaTeX_Main-Regular.woff2",
+        "katex.min.css",
+        "katex.min.js",
+    ]
+    assert (vendor.KATEX_OUT / "katex.min.css").read_text() == KATEX_CSS
+
+
+def test_the_katex_files_and_fonts_are_expected_outputs(katex_dist: Path) -> None:
+    outputs = vendor.expected_outputs([WHEEL])
+    out = vendor.KATEX_OUT
+    assert {out / "katex.min.js", out / "katex.min.css"} <= set(outputs)
+    assert out / "fonts" / "KaTeX_AMS-Regular.woff2" not in outputs
+
+    vendor.copy_katex()
+
+    outputs = vendor.expected_outputs([WHEEL])
+    assert out / "fonts" / "KaTeX_AMS-Regular.woff2" in outputs
+    assert out / "fonts" / "KaTeX_Main-Regular.woff2" in outputs
+    assert not any("axe" in path.as_posix() for path in outputs)
+
+
+@pytest.fixture
+def npm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """A lock of four packages, three installed; ``npm ci`` (faked) installs them all."""
+    locked = {"pyodide": "1.0", "@pyscript/core": "2.0", "katex": "3.0", "axe-core": "4.0"}
+    lock = {"packages": {"": {}} | {f"node_modules/{p}": {"version": v} for p, v in locked.items()}}
+    lock["packages"]["node_modules/fsevents"] = {"version": "9.0", "optional": True}
+    (tmp_path / "package-lock.json").write_text(json.dumps(lock))
+    modules = tmp_path / "node_modules"
+
+    def install(package: str, version: str) -> None:
+        (modules / package).mkdir(parents=True, exist_ok=True)
+        (modules / package / "package.json").write_text(json.dumps({"version": version}))
+
+    for package in ("pyodide", "@pyscript/core", "katex"):
+        install(package, locked[package])
+    calls: list[list[str]] = []
+
+    def fake_run(command: list[str]) -> None:
+        calls.append(command)
+        for package, version in locked.items():
+            install(package, version)
+
+    monkeypatch.setattr(vendor, "NPM_LOCK", tmp_path / "package-lock.json")
+    monkeypatch.setattr(vendor, "NODE_MODULES", modules)
+    monkeypatch.setattr(vendor.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(vendor, "run", fake_run)
+    return calls
+
+
+def test_npm_ci_runs_when_any_locked_package_is_missing(npm: list[list[str]]) -> None:
+    assert vendor.missing_packages() == ["axe-core@4.0"]
+    vendor.npm_install()
+    assert [command[:2] for command in npm] == [["/usr/bin/npm", "ci"]]
+    assert vendor.missing_packages() == []
+
+
+def test_npm_ci_runs_when_a_locked_package_has_another_version(npm: list[list[str]]) -> None:
+    vendor.npm_install()
+    manifest = vendor.NODE_MODULES / "katex" / "package.json"
+    manifest.write_text(json.dumps({"version": "2.9"}))
+    vendor.npm_install()
+    assert len(npm) == 2
+
+
+def test_npm_is_not_run_when_every_locked_package_is_installed(npm: list[list[str]]) -> None:
+    vendor.npm_install()
+    vendor.npm_install()
+    assert len(npm) == 1
+
+
+def test_npm_ci_leaving_a_package_out_is_an_error(
+    npm: list[list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vendor, "run", npm.append)
+    with pytest.raises(vendor.VendorError, match=r"axe-core@4\.0"):
+        vendor.npm_install()
