@@ -187,14 +187,21 @@ class BrowserApi:
     async def get_run(self, run_id: str) -> RunInfo:
         return RunInfo.model_validate(await self._json(f"/api/runs/{run_id}"))
 
-    async def create_chat(self) -> ChatSummary:
-        return ChatSummary.model_validate(await self._json("/api/chats", "POST", {}))
-
     async def get_chat(self, chat_id: str) -> ChatDetail:
         return ChatDetail.model_validate(await self._json(f"/api/chats/{chat_id}"))
 
-    async def list_chats(self) -> list[ChatSummary]:
-        return [ChatSummary.model_validate(item) for item in await self._json("/api/chats")]
+    async def list_chats(self, query: str = "") -> list[ChatSummary]:
+        path = "/api/chats" + (f"?q={js.encodeURIComponent(query)}" if query else "")
+        return [ChatSummary.model_validate(item) for item in await self._json(path)]
+
+    async def rename_chat(self, chat_id: str, title: str) -> ChatSummary:
+        answer = await self._json(f"/api/chats/{chat_id}", "PATCH", {"title": title})
+        return ChatSummary.model_validate(answer)
+
+    async def delete_chat(self, chat_id: str) -> None:
+        js_response = await fetch(self._backend.url(f"/api/chats/{chat_id}"), method="DELETE")
+        if not js_response.ok:
+            raise await _js_error_body(js_response)
 
     async def compact_chat(self, chat_id: str) -> CompactionResult:
         answer = await self._json(f"/api/chats/{chat_id}/compact", "POST", {})

@@ -12,11 +12,11 @@ from app.browser.edge import JsValue, Listeners, present, query, spawn, text_or_
 from app.run.chat_stream import SendOptions
 from app.run.transport import ChatApi
 from app.ui.controller import Composer, Controller, key_intent
-from app.wire.api import ModelInfo, SessionInfo
+from app.wire.api import AttachmentInfo, ModelInfo, SessionInfo
 from app.wire.errors import HttpStatusError, TransportError
 
 
-def read_composer(attachment_ids: Sequence[str]) -> Composer:
+def read_composer(attachments: Sequence[AttachmentInfo]) -> Composer:
     """The composer's current values."""
     effort = str(query("select[name=reasoningEffort]").value)
     model = str(query("select[name=model]").value)
@@ -25,7 +25,7 @@ def read_composer(attachment_ids: Sequence[str]) -> Composer:
         reasoning_effort=effort if effort in ("low", "medium", "high") else None,  # type: ignore[arg-type]
         tool_intent=_pressed("[data-action=tools]"),
         model_id=model or None,
-        attachment_ids=tuple(attachment_ids),
+        attachments=tuple(attachments),
     )
     return Composer(str(query("textarea[name=prompt]").value), options)
 
@@ -96,7 +96,7 @@ class Page:
         self._controller = controller
         self._api = api
         self._listeners = Listeners()
-        self._attachments: list[str] = []
+        self._attachments: list[AttachmentInfo] = []
 
     def bind(self) -> None:
         on = self._listeners.on
@@ -187,7 +187,7 @@ class Page:
             except (HttpStatusError, TransportError) as error:
                 js_note.textContent = f"{js_file.name}: {error.message} ({error.code})"
                 continue
-            self._attachments.append(info.attachment_id)
+            self._attachments.append(info)
             js_note.textContent = f"Attached: {len(self._attachments)} file(s)"
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from app.run.cancel import settle_cancel
@@ -23,19 +23,32 @@ from app.run.transport import ChatApi, StreamTransport
 from app.state.actions import (
     Action,
     AttemptShown,
+    BranchShown,
+    ChatCreated,
+    ChatRenamed,
     ChatSelected,
+    EditingChanged,
     ErrorDismissed,
     ErrorRaised,
     NoticeDismissed,
     ResumeStarted,
     RunStarted,
+    SearchChanged,
     StopRequested,
 )
 from app.state.reducer import reduce
-from app.state.state import SETTLED, ChatState, MessageState, RunState, State, settled_runs
+from app.state.state import (
+    SETTLED,
+    ChatState,
+    Editing,
+    MessageState,
+    RunState,
+    State,
+    settled_runs,
+)
 from app.state.store import Listener, Store, print_error
 from app.state.trace import Clock, RunTrace, monotonic_ms
-from app.wire.api import RespondStreamBody
+from app.wire.api import AttachmentInfo, RespondStreamBody
 from app.wire.errors import ChatError
 
 Task = asyncio.Task[Any]
@@ -55,12 +68,19 @@ class SendOptions:
     reasoning_effort: Literal["low", "medium", "high"] | None = None
     tool_intent: bool = False
     model_id: str | None = None
-    attachment_ids: tuple[str, ...] = ()
+    attachments: tuple[AttachmentInfo, ...] = ()
 
     def body(
-        self, chat_id: str, prompt: str, run_id: str, retry_of: str | None
+        self,
+        chat_id: str,
+        prompt: str,
+        run_id: str,
+        *,
+        retry_of: str | None = None,
+        after_run: str | None = None,
     ) -> RespondStreamBody:
-        """The ``POST /api/respond/stream`` body for one run."""
+        """The ``POST /api/respond/stream`` body for one run (a new prompt goes after the
+        answer of ``after_run``, at the top of the chat when it is ``None``)."""
         return RespondStreamBody(
             chat_id=chat_id,
             prompt=prompt,
@@ -69,9 +89,11 @@ class SendOptions:
             reasoning_effort=self.reasoning_effort if self.thinking_enabled else None,
             tool_intent=self.tool_intent,
             model_id=self.model_id,
-            attachment_ids=list(self.attachment_ids),
+            attachment_ids=[a.attachment_id for a in self.attachments],
             run_id=run_id,
             retry_of_run_id=retry_of,
+            after_run_id=None if retry_of else after_run,
+            at_top=retry_of is None and after_run is None,
         )
 
 
@@ -117,16 +139,35 @@ class ChatStream:
     # --- commands -------------------------------------------------------------------------------
 
     def send(self, prompt: str, options: SendOptions = SendOptions()) -> Task | None:
-        """Send a prompt in the active chat (created first if there is none)."""
+        """Send a prompt in the active chat (a new chat is named here and made on the server
+        by its first answer); it follows the last answer on screen."""
         state = self.get_state()
-        empty = not prompt.strip() and not options.attachment_ids
+        empty = not prompt.strip() and not options.attachments
         if empty or state.is_generating or self._preparing:
             return None
         chat = state.active_chat
-        if chat is not None and chat.loaded:
-            return self._start_send(chat.chat_id, prompt, options)
+        if chat is None:
+            chat_id = self._make_id("chat")
+            self._store.dispatch(ChatCreated(chat_id))
+            return self._start_send(chat_id, prompt, options, None)
+        if chat.loaded:
+            return self._start_send(chat.chat_id, prompt, options, _last_answer(chat))
         self._preparing = True
-        return self._spawn(self._prepare_and_send(state.active_chat_id, prompt, options))
+        return self._spawn(self._prepare_and_send(chat.chat_id, prompt, options))
+
+    def edit(self, message_id: str, prompt: str) -> Task | None:
+        """Send an edited prompt as a new branch beside ``message_id`` (a sent user message),
+        with its options and attachments; the old branch stays browsable."""
+        chat = self.get_state().active_chat
+        original = None if chat is None else chat.find_message(message_id)
+        if chat is None or original is None or original.role != "user" or chat.is_generating:
+            return None
+        if not prompt.strip() and not original.attachments:
+            return None
+        answer = next((m for m in chat.messages if m.reply_to == original.id), None)
+        used = self._options.get(answer.run_ids[0]) if answer and answer.run_ids else None
+        options = replace(used or SendOptions(), attachments=original.attachments)
+        return self._start_send(chat.chat_id, prompt, options, original.after_run)
 
     def stop(self) -> Task | None:
         """Stop the active chat's generation: abort the reader, cancel on the server."""
@@ -166,7 +207,7 @@ class ChatStream:
         )
         options = self._options.get(latest.run_id, SendOptions())
         self._options[run_id] = options
-        body = options.body(chat.chat_id, prompt.text, run_id, latest.run_id)
+        body = options.body(chat.chat_id, prompt.text, run_id, retry_of=latest.run_id)
         return self._begin(run_id, drive(self._env, run_id, body))
 
     def select_chat(self, chat_id: str) -> asyncio.Task[bool] | None:
@@ -176,7 +217,7 @@ class ChatStream:
         return None if chat.loaded or chat.messages else self._chats.load(chat_id)
 
     def new_chat(self) -> None:
-        """Show an empty chat; it is created on the server by its first send."""
+        """Show an empty chat; it is made on the server by its first answer."""
         self._store.dispatch(ChatSelected(None))
 
     def refresh_chats(self) -> Task:
@@ -186,6 +227,46 @@ class ChatStream:
     def show_attempt(self, message_id: str, index: int) -> None:
         """Show attempt ``index`` (0-based) of an answer in the active chat."""
         self._store.dispatch(AttemptShown(message_id, index))
+
+    def show_branch(self, message_id: str, index: int) -> None:
+        """Show branch ``index`` (0-based) of the prompts beside the user message."""
+        self._store.dispatch(BranchShown(message_id, index))
+
+    def set_editing(self, editing: Editing) -> None:
+        """Start or end an in-place edit (the title, a delete confirmation, a prompt)."""
+        self._store.dispatch(EditingChanged(editing))
+
+    def rename_chat(self, chat_id: str, title: str) -> Task | None:
+        """Rename a chat (shown at once; put back if the server refuses)."""
+        chat = self.get_state().chats.get(chat_id)
+        words = " ".join(title.split())
+        if chat is None or not words or words == chat.title:
+            self._store.dispatch(EditingChanged(Editing()))
+            return None
+        self._store.dispatch(ChatRenamed(chat_id, words))
+        if chat_id not in self.get_state().chat_order:
+            return None  # NOTE: not on the server yet; its first answer names it
+        return self._spawn(self._chats.rename(chat_id, words, chat.title))
+
+    def delete_chat(self, chat_id: str) -> Task | None:
+        """Delete a chat: its streams here are closed, the server cancels its runs."""
+        state = self.get_state()
+        chat = state.chats.get(chat_id)
+        if chat is None:
+            return None
+        for run_id in chat.runs:
+            reader = self._work.pop(run_id, None)
+            if reader is not None:
+                reader.cancel()
+        return self._spawn(self._chats.delete(chat_id, chat_id in state.chat_order))
+
+    def search(self, query: str) -> Task | None:
+        """Search the chats by title and content (empty: back to the whole list)."""
+        before = self.get_state()
+        state = self._store.dispatch(SearchChanged(query))
+        if state.search is None or state is before:
+            return None
+        return self._spawn(self._chats.search(state.search.query))
 
     def report_error(self, error: ChatError) -> None:
         """Show a request's error (one made outside a run, e.g. compaction) in the banner."""
@@ -215,28 +296,34 @@ class ChatStream:
 
     # --- internals ------------------------------------------------------------------------------
 
-    def _start_send(self, chat_id: str, prompt: str, options: SendOptions) -> Task:
+    def _start_send(
+        self, chat_id: str, prompt: str, options: SendOptions, after_run: str | None
+    ) -> Task:
         run_id, answer_id, prompt_id = (self._make_id(p) for p in ("run", "msg", "msg"))
         self._store.dispatch(
-            RunStarted(run_id, self._env.clock(), chat_id, answer_id, prompt, prompt_id)
+            RunStarted(
+                run_id,
+                self._env.clock(),
+                chat_id,
+                answer_id,
+                prompt,
+                prompt_id,
+                after_run=after_run,
+                attachments=options.attachments,
+            )
         )
         self._options[run_id] = options
-        body = options.body(chat_id, prompt, run_id, None)
+        body = options.body(chat_id, prompt, run_id, after_run=after_run)
         return self._begin(run_id, drive(self._env, run_id, body))
 
-    async def _prepare_and_send(
-        self, chat_id: str | None, prompt: str, options: SendOptions
-    ) -> None:
+    async def _prepare_and_send(self, chat_id: str, prompt: str, options: SendOptions) -> None:
         try:
-            ready = await (
-                self._chats.create(prompt)
-                if chat_id is None
-                else self._chats.ensure_loaded(chat_id, prompt)
-            )
+            ready = await self._chats.ensure_loaded(chat_id, prompt)
         finally:
             self._preparing = False
-        if ready is not None and not self.get_state().chats[ready].is_generating:
-            await self._start_send(ready, prompt, options)
+        chat = self.get_state().chats.get(chat_id)
+        if ready is not None and chat is not None and not chat.is_generating:
+            await self._start_send(chat_id, prompt, options, _last_answer(chat))
 
     async def _compact(self, chat_id: str) -> None:
         try:
@@ -289,6 +376,16 @@ class ChatStream:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             self._on_error(task.exception())  # type: ignore[arg-type]
+
+
+def _last_answer(chat: ChatState) -> str | None:
+    """The run a new prompt follows: the last answer on screen the server has (a run that
+    never reached it is skipped); ``None``: the prompt starts the chat."""
+    for message in reversed(chat.visible()):
+        run = chat.shown_run(message)
+        if run is not None and (run.last_seq > 0 or run.message_id is not None):
+            return run.run_id
+    return None
 
 
 def _report(on_trace: Callable[[RunTrace], None], state: State, previous: State) -> None:

@@ -1,8 +1,9 @@
-"""Chats on the server: the list, a chat's history (fetched once), and creating one.
+"""Chats on the server: the list, a search, a chat's history (fetched once), rename, delete.
 
 A chat's history is fetched the first time it is shown; after that the store's own state is
 the truth (a run streamed here is fresher than any history). A run the history reports still
-running is handed to ``reattach`` so the store resumes it (SPEC §5, page reload).
+running is handed to ``reattach`` so the store resumes it (SPEC §5, page reload). A new chat is
+named here and made on the server by its first answer, so nothing is created for it.
 """
 
 from __future__ import annotations
@@ -13,13 +14,28 @@ from typing import Any
 
 from app.run.runner import error_info
 from app.run.transport import ChatApi
-from app.state.actions import Action, ChatCreated, ChatLoaded, ChatsListed, ErrorRaised
+from app.state.actions import (
+    Action,
+    ChatDeleted,
+    ChatListing,
+    ChatLoaded,
+    ChatRenamed,
+    ChatsListed,
+    ErrorRaised,
+    SearchFound,
+)
 from app.state.history import chat_from_detail, detached_runs
 from app.state.state import ErrorInfo, State
 from app.state.store import Store
-from app.wire.errors import ChatError
+from app.wire.api import ChatSummary
+from app.wire.errors import ChatError, HttpStatusError
 
 NOT_LOADED = ErrorInfo("chat_not_loaded", "The chat could not be loaded.")
+
+
+def listing(summary: ChatSummary) -> ChatListing:
+    """A chat of the server's list as the store keeps it."""
+    return ChatListing(summary.id, summary.title, summary.updated_at.timestamp())
 
 
 class ChatLoader:
@@ -53,15 +69,38 @@ class ChatLoader:
         self._store.dispatch(ErrorRaised(error, draft=prompt))
         return None
 
-    async def create(self, prompt: str) -> str | None:
-        """A new chat's id; None (the prompt given back) if the server refused."""
+    async def search(self, query: str) -> None:
+        """The chats whose title or messages contain ``query`` (the server searches)."""
         try:
-            summary = await self._api.create_chat()
+            summaries = await self._api.list_chats(query)
         except ChatError as error:
-            self._store.dispatch(ErrorRaised(error_info(error), draft=prompt))
-            return None
-        self._store.dispatch(ChatCreated(summary.id, summary.title))
-        return summary.id
+            self._store.dispatch(ErrorRaised(error_info(error)))
+            return
+        self._store.dispatch(SearchFound(query, tuple(listing(s) for s in summaries)))
+
+    async def rename(self, chat_id: str, title: str, old_title: str) -> None:
+        """Rename on the server (the new title is shown already); put it back if refused."""
+        try:
+            summary = await self._api.rename_chat(chat_id, title)
+        except ChatError as error:
+            self._store.dispatch(ChatRenamed(chat_id, old_title))
+            self._store.dispatch(ErrorRaised(error_info(error)))
+            return
+        self._store.dispatch(ChatRenamed(chat_id, summary.title))
+
+    async def delete(self, chat_id: str, on_server: bool) -> None:
+        """Delete the chat (on the server too, unless it never reached it)."""
+        if on_server:
+            try:
+                await self._api.delete_chat(chat_id)
+            except HttpStatusError as error:
+                if error.status != 404:  # NOTE: already gone is what was asked for
+                    self._store.dispatch(ErrorRaised(error_info(error)))
+                    return
+            except ChatError as error:
+                self._store.dispatch(ErrorRaised(error_info(error)))
+                return
+        self._store.dispatch(ChatDeleted(chat_id))
 
     async def refresh(self) -> None:
         """Fetch the chat list."""
@@ -70,7 +109,7 @@ class ChatLoader:
         except ChatError as error:
             self._store.dispatch(ErrorRaised(error_info(error)))
             return
-        self._store.dispatch(ChatsListed(tuple((s.id, s.title) for s in summaries)))
+        self._store.dispatch(ChatsListed(tuple(listing(s) for s in summaries)))
 
     async def _fetch(self, chat_id: str) -> bool:
         try:

@@ -71,16 +71,20 @@ class ChatApi(Protocol):
         """``GET /api/runs/{run_id}``."""
         ...
 
-    async def create_chat(self) -> ChatSummary:
-        """``POST /api/chats``."""
-        ...
-
     async def get_chat(self, chat_id: str) -> ChatDetail:
         """``GET /api/chats/{chat_id}``: the chat with its messages."""
         ...
 
-    async def list_chats(self) -> list[ChatSummary]:
-        """``GET /api/chats``, newest first."""
+    async def list_chats(self, query: str = "") -> list[ChatSummary]:
+        """``GET /api/chats[?q=query]``, newest first (with ``query``: those that contain it)."""
+        ...
+
+    async def rename_chat(self, chat_id: str, title: str) -> ChatSummary:
+        """``PATCH /api/chats/{chat_id}`` ``{"title"}``: the renamed chat."""
+        ...
+
+    async def delete_chat(self, chat_id: str) -> None:
+        """``DELETE /api/chats/{chat_id}`` (its live runs are cancelled by the server)."""
         ...
 
     async def compact_chat(self, chat_id: str) -> CompactionResult:

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from app.state.state import ChatState, ErrorInfo, RunState
+from app.state.state import ChatState, Editing, ErrorInfo, RunState
+from app.wire.api import AttachmentInfo
 from app.wire.errors import TimeoutKind
 from app.wire.protocol import SkippedFrame, StreamEvent
 
@@ -26,18 +27,65 @@ class ChatSelected:
 
 
 @dataclass(frozen=True, slots=True)
-class ChatsListed:
-    """The server's chat list, newest first: ``(chat_id, title)`` pairs."""
+class ChatListing:
+    """A chat as the server lists it."""
 
-    chats: tuple[tuple[str, str], ...]
+    chat_id: str
+    title: str
+    updated_at: float | None = None  # epoch seconds
+
+
+@dataclass(frozen=True, slots=True)
+class ChatsListed:
+    """The server's chat list, newest first."""
+
+    chats: tuple[ChatListing, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class ChatCreated:
-    """A chat was created here; it is empty and selected if nothing else was meanwhile."""
+    """A new chat, named here and shown at once; it joins the list with its first event (the
+    server makes it with its first answer)."""
+
+    chat_id: str
+    title: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRenamed:
+    """A chat's title changed (here, or put back after the server refused)."""
 
     chat_id: str
     title: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChatDeleted:
+    """A chat is gone; if it was on screen, a new empty chat is shown."""
+
+    chat_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class SearchChanged:
+    """The chat search's words (empty: the search is over)."""
+
+    query: str
+
+
+@dataclass(frozen=True, slots=True)
+class SearchFound:
+    """The server's answer to the search ``query`` (ignored if the words changed since)."""
+
+    query: str
+    chats: tuple[ChatListing, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EditingChanged:
+    """Start or end an in-place edit (the title, a delete confirmation, a prompt)."""
+
+    editing: Editing
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +121,14 @@ class AttemptShown:
     index: int
 
 
+@dataclass(frozen=True, slots=True)
+class BranchShown:
+    """Show branch ``index`` (0-based) of the prompts after the same answer as ``message_id``."""
+
+    message_id: str
+    index: int
+
+
 # --- run actions -------------------------------------------------------------------------------
 
 
@@ -88,6 +144,8 @@ class RunStarted:
     user_message_id: str | None = None  # the new user message of a send; None: regenerate
     attempt: int = 1
     retry_of_run_id: str | None = None
+    after_run: str | None = None  # a send: the run whose answer the prompt follows
+    attachments: tuple[AttachmentInfo, ...] = ()  # a send: the files sent with the prompt
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,10 +276,16 @@ ChatAction = (
     | ChatsListed
     | ChatCreated
     | ChatLoaded
+    | ChatRenamed
+    | ChatDeleted
+    | SearchChanged
+    | SearchFound
+    | EditingChanged
     | ErrorRaised
     | ErrorDismissed
     | NoticeDismissed
     | AttemptShown
+    | BranchShown
 )
 RunUpdate = (
     BytesReceived

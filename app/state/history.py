@@ -6,7 +6,11 @@ skipped, never fatal).
 
 The server stores each assistant attempt as its own message answering ``parent_id``; the
 client groups the attempts of one answer into one :class:`MessageState` (attempt 1 first,
-the latest shown). A run the server still reports ``running`` becomes ``interrupted`` with
+the latest shown). A user message's ``parent_id`` is the assistant message (attempt) it
+follows; it becomes that attempt's run id (``after_run``). A server that keeps no tree (no user
+message has a parent) is read as one line: each prompt follows the latest attempt before it.
+
+A run the server still reports ``running`` becomes ``interrupted`` with
 reason ``detached``: the store re-attaches to it at once by resuming (SPEC §5, page reload).
 """
 
@@ -42,19 +46,39 @@ def chat_from_detail(detail: ChatDetail) -> ChatState:
     messages: list[MessageState] = []
     runs: dict[str, RunState] = {}
     groups: dict[str, int] = {}  # parent id -> index of its assistant message in `messages`
+    run_of: dict[str, str] = {}  # assistant message id -> its run id
+    tree = any(out.role == "user" and out.parent_id for out in detail.messages)
+    latest: str | None = None  # NOTE: the latest attempt so far (a server without a tree)
     for out in detail.messages:
         if out.role == "user":
-            messages.append(MessageState(out.id, "user", text=out.text, server_id=out.id))
+            after = run_of.get(out.parent_id or "") if tree else latest
+            messages.append(_prompt(out, after))
             continue
         run = run_from_message(detail.id, out)
         runs[run.run_id] = run
+        run_of[out.id] = run.run_id
         index = groups.get(out.parent_id or out.id)
         if index is None:
             groups[out.parent_id or out.id] = len(messages)
             messages.append(_answer(out, run))
         else:
             messages[index] = _add_attempt(messages[index], run, runs)
-    return ChatState(detail.id, detail.title, tuple(messages), runs, loaded=True)
+        latest = messages[groups[out.parent_id or out.id]].shown_run_id
+    updated = detail.updated_at.timestamp()
+    return ChatState(
+        detail.id, detail.title, tuple(messages), runs, loaded=True, updated_at=updated
+    )
+
+
+def _prompt(out: MessageOut, after_run: str | None) -> MessageState:
+    return MessageState(
+        out.id,
+        "user",
+        text=out.text,
+        server_id=out.id,
+        after_run=after_run,
+        attachments=tuple(out.attachments),
+    )
 
 
 _SERVER_REASONS: dict[str, EndReason] = {

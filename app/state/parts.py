@@ -8,7 +8,9 @@ answer that streamed.
 An answer is a tuple of parts in the order they first appeared::
 
     TextPart(text)                       answer text; consecutive deltas extend one part
-    ThinkingPart(text)                   a reasoning block; ``thinking_start`` opens a new one
+    ThinkingPart(text, started_ms, ended_ms)
+                                         a reasoning block; ``thinking_start`` opens a new one;
+                                         its time span from the events' ``elapsedMs`` if sent
     ToolCallPart(tool_call_id, tool_name, arguments_text, arguments, status, result, is_error)
                                          status streaming -> completed -> done | error
     ImagePart(image_id, prompt, tool_call_id, status, url, alt, error)
@@ -40,6 +42,8 @@ from pydantic.alias_generators import to_camel
 from app.state.text import Text
 from app.wire.protocol import (
     ContinuationTransitionEvent,
+    DoneEvent,
+    ErrorEvent,
     ImageGenerationCompletedEvent,
     ImageGenerationFailedEvent,
     ImageGenerationStartedEvent,
@@ -99,16 +103,26 @@ class TextPart:
 
 @dataclass(frozen=True, slots=True)
 class ThinkingPart:
-    """One reasoning block."""
+    """One reasoning block; ``started_ms`` / ``ended_ms`` are run times (``elapsedMs``) of its
+    first event and of the first event after it, when the server sent them."""
 
     __pydantic_config__ = _JSON
     content: TextField = field(default_factory=Text)
+    started_ms: int | None = None
+    ended_ms: int | None = None
     type: Literal["thinking"] = "thinking"
 
     @property
     def text(self) -> str:
         """The reasoning so far."""
         return str(self.content)
+
+    @property
+    def duration_ms(self) -> int | None:
+        """How long the model thought, once the block has ended (``None`` if not known)."""
+        if self.started_ms is None or self.ended_ms is None:
+            return None
+        return max(self.ended_ms - self.started_ms, 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +215,21 @@ PARTS_ADAPTER: TypeAdapter[list[Part]] = TypeAdapter(
 
 def fold(parts: Parts, event: StreamEvent) -> Parts:
     """The parts after any stream event (events that carry no content change nothing)."""
-    return apply_content(parts, event) if isinstance(event, CONTENT_EVENTS) else parts
+    if isinstance(event, CONTENT_EVENTS):
+        return apply_content(_end_thinking(parts, event), event)
+    if isinstance(event, DoneEvent | ErrorEvent):
+        return _end_thinking(parts, event)
+    return parts
+
+
+def _end_thinking(parts: Parts, event: StreamEvent) -> Parts:
+    """An open, timed thinking block ends at the first other content or terminal event."""
+    if not parts or isinstance(event, ThinkingEvent) or event.elapsed_ms is None:
+        return parts
+    last = parts[-1]
+    if not isinstance(last, ThinkingPart) or last.started_ms is None or last.ended_ms is not None:
+        return parts
+    return (*parts[:-1], replace(last, ended_ms=event.elapsed_ms))
 
 
 def fold_all(events: Iterable[StreamEvent], parts: Parts = ()) -> Parts:
@@ -239,8 +267,10 @@ def apply_content(parts: Parts, event: ContentEvent) -> Parts:
     """The parts after one content event."""
     match event:
         case ThinkingStartEvent():
-            return (*parts, ThinkingPart())
+            return (*parts, ThinkingPart(started_ms=event.elapsed_ms))
         case ThinkingEvent(text=text):
+            if not (parts and isinstance(parts[-1], ThinkingPart)):
+                return (*parts, ThinkingPart(Text(text), started_ms=event.elapsed_ms))
             return _extend(parts, ThinkingPart, text)
         case TextEvent(text=text):
             return _extend(parts, TextPart, text)
@@ -262,8 +292,11 @@ def _extend(parts: Parts, kind: type[TextPart] | type[ThinkingPart], delta: str)
     """Append a delta to the last part if it is of ``kind``, else open a new one."""
     if parts and type(parts[-1]) is kind:
         last = parts[-1]
-        assert isinstance(last, (TextPart, ThinkingPart))
-        return (*parts[:-1], kind(last.content.append(delta)))
+        content = last.content.append(delta)
+        if isinstance(last, TextPart):  # NOTE: the hot path: one text delta per event
+            return (*parts[:-1], TextPart(content))
+        assert isinstance(last, ThinkingPart)
+        return (*parts[:-1], replace(last, content=content))
     return (*parts, kind(Text(delta)))
 
 

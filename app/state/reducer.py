@@ -9,15 +9,21 @@ is current (in ``chat.live_runs``), except :class:`RunStarted`, :class:`ResumeSt
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from app.state.actions import (
     Action,
     AttemptShown,
+    BranchShown,
     ChatCreated,
+    ChatDeleted,
+    ChatListing,
     ChatLoaded,
+    ChatRenamed,
     ChatSelected,
     ChatsListed,
+    EditingChanged,
     ErrorDismissed,
     ErrorRaised,
     EventReceived,
@@ -27,15 +33,21 @@ from app.state.actions import (
     RunAction,
     RunRestored,
     RunStarted,
+    SearchChanged,
+    SearchFound,
 )
 from app.state.runs import new_run, receive, reduce_run, restore, start_resume
 from app.state.state import (
     SETTLED,
+    TOP,
     ChatState,
     ContextInfo,
+    Editing,
     FallbackNotice,
+    Live,
     MessageState,
     RunState,
+    Search,
     State,
 )
 from app.wire.protocol import ContextInfoEvent, FallbackNoticeEvent, StreamEvent, UserMessageIdEvent
@@ -52,6 +64,16 @@ def reduce(state: State, action: Action) -> State:
             return _created(state, action)
         case ChatLoaded(chat=chat):
             return _loaded(state, chat)
+        case ChatRenamed():
+            return _renamed(state, action)
+        case ChatDeleted(chat_id=chat_id):
+            return _deleted(state, chat_id)
+        case SearchChanged(query=query):
+            return _search(state, query)
+        case SearchFound():
+            return _found(state, action)
+        case EditingChanged(editing=editing):
+            return _replace(state, editing=editing)
         case ErrorRaised(error=error, draft=draft):
             draft = state.composer_draft if draft is None else draft
             return _replace(state, last_error=error, composer_draft=draft)
@@ -61,6 +83,8 @@ def reduce(state: State, action: Action) -> State:
             return _replace(state, fallback_notice=None)
         case AttemptShown():
             return _show_attempt(state, action)
+        case BranchShown():
+            return _show_branch(state, action)
         case RunStarted():
             return _start(state, action)
         case ResumeStarted():
@@ -80,26 +104,82 @@ def _select(state: State, chat_id: str | None) -> State:
     chats = state.chats
     if chat_id is not None and chat_id not in chats:
         chats = {**chats, chat_id: ChatState(chat_id)}
-    return replace(state, active_chat_id=chat_id, chats=chats)
+    return replace(state, active_chat_id=chat_id, chats=chats, editing=Editing())
 
 
 def _listed(state: State, action: ChatsListed) -> State:
-    chats = dict(state.chats)
-    for chat_id, title in action.chats:
-        chat = chats.get(chat_id, ChatState(chat_id))
-        chats[chat_id] = chat if chat.title == title else replace(chat, title=title)
-    listed = tuple(chat_id for chat_id, _ in action.chats)
-    order = (*listed, *(c for c in state.chat_order if c not in listed))
-    changed = order != state.chat_order or any(chats[c] is not state.chats.get(c) for c in chats)
-    return replace(state, chats=chats, chat_order=order) if changed else state
+    chats = _with_listings(state.chats, action.chats)
+    listed = tuple(listing.chat_id for listing in action.chats)
+    # NOTE: a chat still answering here stays listed whatever the list says (it may have been
+    # read just before the chat was made); others the server no longer lists are gone.
+    answering = (c for c in state.chat_order if c not in listed and chats[c].is_generating)
+    order = tuple(dict.fromkeys((*answering, *listed)))
+    if order == state.chat_order and chats is state.chats:
+        return state
+    return replace(state, chats=chats, chat_order=order)
+
+
+def _with_listings(
+    chats: Mapping[str, ChatState], listings: tuple[ChatListing, ...]
+) -> Mapping[str, ChatState]:
+    """``chats`` with the titles and times the server listed (the same object if unchanged)."""
+    changed: dict[str, ChatState] = {}
+    for listing in listings:
+        chat = chats.get(listing.chat_id, ChatState(listing.chat_id))
+        if (chat.title, chat.updated_at) != (listing.title, listing.updated_at):
+            chat = replace(chat, title=listing.title, updated_at=listing.updated_at)
+        if chat is not chats.get(listing.chat_id):
+            changed[listing.chat_id] = chat
+    return {**chats, **changed} if changed else chats
 
 
 def _created(state: State, action: ChatCreated) -> State:
     chat = state.chats.get(action.chat_id) or ChatState(action.chat_id, action.title, loaded=True)
-    order = (action.chat_id, *(c for c in state.chat_order if c != action.chat_id))
-    active = action.chat_id if state.active_chat_id is None else state.active_chat_id
     chats = {**state.chats, action.chat_id: chat}
-    return replace(state, chats=chats, chat_order=order, active_chat_id=active)
+    return replace(state, chats=chats, active_chat_id=action.chat_id, editing=Editing())
+
+
+def _renamed(state: State, action: ChatRenamed) -> State:
+    chat = state.chats.get(action.chat_id)
+    if chat is None or chat.title == action.title:
+        return _replace(state, editing=Editing())
+    return replace(_put_chat(state, replace(chat, title=action.title)), editing=Editing())
+
+
+def _deleted(state: State, chat_id: str) -> State:
+    if chat_id not in state.chats:
+        return state
+    chats = {k: v for k, v in state.chats.items() if k != chat_id}
+    order = tuple(c for c in state.chat_order if c != chat_id)
+    search = state.search
+    if search is not None and search.chat_ids is not None:
+        search = replace(search, chat_ids=tuple(c for c in search.chat_ids if c != chat_id))
+    active = None if state.active_chat_id == chat_id else state.active_chat_id
+    return replace(
+        state,
+        chats=chats,
+        chat_order=order,
+        active_chat_id=active,
+        search=search,
+        editing=Editing(),
+    )
+
+
+def _search(state: State, query: str) -> State:
+    words = " ".join(query.split())
+    if not words:
+        return _replace(state, search=None)
+    if state.search is not None and state.search.query == words:
+        return state
+    return replace(state, search=Search(words))
+
+
+def _found(state: State, action: SearchFound) -> State:
+    if state.search is None or state.search.query != action.query:
+        return state  # NOTE: the answer to words the user has since changed
+    chats = _with_listings(state.chats, action.chats)
+    found = tuple(listing.chat_id for listing in action.chats)
+    return replace(state, chats=chats, search=Search(action.query, found))
 
 
 def _loaded(state: State, loaded: ChatState) -> State:
@@ -110,6 +190,18 @@ def _loaded(state: State, loaded: ChatState) -> State:
     if old is not None and loaded.context_info is None:
         loaded = replace(loaded, context_info=old.context_info)
     return _put_chat(state, replace(loaded, loaded=True))
+
+
+def _show_branch(state: State, action: BranchShown) -> State:
+    chat = state.active_chat
+    message = None if chat is None else chat.find_message(action.message_id)
+    if chat is None or message is None or message.role != "user":
+        return state
+    chosen = chat.sibling(message, action.index)
+    fork = message.after_run or TOP
+    if chosen is None or chat.branches.get(fork) == chosen.id:
+        return state
+    return _put_chat(state, replace(chat, branches={**chat.branches, fork: chosen.id}))
 
 
 def _show_attempt(state: State, action: AttemptShown) -> State:
@@ -130,18 +222,22 @@ def _start(state: State, action: RunStarted) -> State:
     if chat is None or action.run_id in chat.runs:
         return state
     message = chat.find_message(action.message_id)
+    branches = chat.branches
     if message is not None:  # a regenerate: one more attempt, shown
         run_ids = (*message.run_ids, action.run_id)
         messages = _swap(chat.messages, replace(message, run_ids=run_ids, shown=len(run_ids) - 1))
     else:
         messages = (*chat.messages, *_new_turn(action))
+        if action.user_message_id is not None:  # NOTE: the new prompt's branch is shown
+            branches = {**branches, action.after_run or TOP: action.user_message_id}
     chat = replace(
         chat,
         messages=messages,
         runs={**chat.runs, action.run_id: new_run(action)},
         live_runs=(*chat.live_runs, action.run_id),
+        branches=branches,
     )
-    return replace(_put_chat(state, chat), composer_draft="", last_error=None)
+    return replace(_put_chat(state, chat), composer_draft="", last_error=None, editing=Editing())
 
 
 def _new_turn(action: RunStarted) -> tuple[MessageState, ...]:
@@ -150,7 +246,14 @@ def _new_turn(action: RunStarted) -> tuple[MessageState, ...]:
     )
     if action.user_message_id is None:
         return (answer,)
-    return (MessageState(action.user_message_id, "user", text=action.prompt), answer)
+    prompt = MessageState(
+        action.user_message_id,
+        "user",
+        text=action.prompt,
+        after_run=action.after_run,
+        attachments=action.attachments,
+    )
+    return (prompt, answer)
 
 
 def _resume(state: State, action: ResumeStarted) -> State:
@@ -196,15 +299,17 @@ def _withdraw(state: State, chat: ChatState, run: RunState, action: PreStreamFai
     live = tuple(r for r in chat.live_runs if r != run.run_id)
     draft = state.composer_draft
     messages = chat.messages
+    branches = chat.branches
     if message is not None and message.run_ids == (run.run_id,):
         prompt = chat.find_message(message.reply_to) if message.reply_to else None
         draft = prompt.text if prompt is not None else draft
         gone = {message.id, prompt.id if prompt else None}
         messages = tuple(m for m in messages if m.id not in gone)
+        branches = {fork: chosen for fork, chosen in branches.items() if chosen not in gone}
     elif message is not None:
         run_ids = tuple(r for r in message.run_ids if r != run.run_id)
         messages = _swap(messages, replace(message, run_ids=run_ids, shown=len(run_ids) - 1))
-    chat = replace(chat, runs=runs, live_runs=live, messages=messages)
+    chat = replace(chat, runs=runs, live_runs=live, messages=messages, branches=branches)
     return replace(_put_chat(state, chat), last_error=action.error, composer_draft=draft)
 
 
@@ -214,7 +319,17 @@ def _event(state: State, chat: ChatState, run: RunState, action: EventReceived) 
     if applied:
         chat = _chat_effects(chat, action.event)
         state = _notice(state, run, action.event)
+        if run.last_seq == 0 and run.phase == Live():
+            state = _to_top(state, chat.chat_id)
     return _put_chat(state, chat)
+
+
+def _to_top(state: State, chat_id: str) -> State:
+    """A chat whose new answer started streaming goes to the top of the list (a chat made
+    here joins the list now: the server has made it)."""
+    if state.chat_order[:1] == (chat_id,):
+        return state
+    return replace(state, chat_order=(chat_id, *(c for c in state.chat_order if c != chat_id)))
 
 
 def _chat_effects(chat: ChatState, event: StreamEvent) -> ChatState:

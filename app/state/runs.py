@@ -43,7 +43,7 @@ from app.state.actions import (
     StreamEnded,
     StreamFailed,
 )
-from app.state.parts import apply_content
+from app.state.parts import fold
 from app.state.state import (
     ErrorInfo,
     GapHeld,
@@ -108,7 +108,7 @@ def receive(run: RunState, action: EventReceived) -> tuple[RunState, bool]:
     event, at = action.event, action.at
     if _is_next_text(event, run):
         # NOTE: the hot path, one text delta in order: one copy of the run instead of two.
-        return replace(run, last_seq=event.seq, parts=apply_content(run.parts, event)), True
+        return replace(run, last_seq=event.seq, parts=fold(run.parts, event)), True
     if not run.is_live:
         return run, False
     if event.run_id != run.run_id:
@@ -204,6 +204,9 @@ def _apply_aside(run: RunState, replay: Replaying, event: StreamEvent, at: float
 
 
 def _apply(run: RunState, event: StreamEvent, at: float) -> RunState:
+    parts = fold(run.parts, event)  # NOTE: the one fold (a terminal event ends thinking too)
+    if parts is not run.parts:
+        run = replace(run, parts=parts)
     match event:
         case DoneEvent(stop_reason="cancelled"):
             cancelled = replace(run, stop_reason="cancelled", cancel="confirmed")
@@ -219,7 +222,6 @@ def _apply(run: RunState, event: StreamEvent, at: float) -> RunState:
         case ContextInfoEvent() | FallbackNoticeEvent():
             return run  # NOTE: chat- and store-level: see reducer._event_effects
         case _:
-            run = replace(run, parts=apply_content(run.parts, event))
             if event.type in _CONTENT_DELTAS and run.trace.first_content is None:
                 return _trace(run, first_content=at)
             return run

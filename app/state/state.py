@@ -4,20 +4,27 @@ Shape (frozen dataclasses; mappings are never mutated, only replaced)::
 
     State
     ├── chats: {chat_id: ChatState}        every chat seen; a background run keeps writing here
-    ├── chat_order: (chat_id, …)           the chat list, newest first
-    ├── active_chat_id                     the chat on screen (None: a new, unsaved chat)
+    ├── chat_order: (chat_id, …)           the chat list, newest first (a chat made here joins
+    │                                      it with its first event: a refused send lists nothing)
+    ├── active_chat_id                     the chat on screen (None: a new, empty chat)
     ├── composer_draft                     a prompt given back after a pre-stream error
     ├── last_error: ErrorInfo | None       pre-stream / request error: code, message, status
     ├── fallback_notice                    the latest ``fallback_notice`` (a toast)
+    ├── search: Search | None              a chat search: the words, the chats found
+    ├── editing: Editing                   what the user is editing in place (title, a prompt)
     └── derived: active_chat, messages, runs, is_generating, context_info, context_cache
 
-    ChatState(chat_id, title, messages, runs, live_runs, context_info, loaded)
-    ├── messages: (MessageState, …)        in order; user and assistant messages
-    └── runs: {run_id: RunState}           every attempt of every assistant message
+    ChatState(chat_id, title, messages, runs, live_runs, context_info, loaded, updated_at,
+              branches)
+    ├── messages: (MessageState, …)        every message of every branch, in order
+    ├── runs: {run_id: RunState}           every attempt of every assistant message
+    └── branches: {parent: user message}   the branch chosen below each fork (see tree.py)
 
-    MessageState(id, role, text, server_id, reply_to, run_ids, shown)
+    MessageState(id, role, text, server_id, reply_to, run_ids, shown, after_run, attachments)
         an assistant message lists its attempts in ``run_ids`` (attempt 1 first) and shows
-        ``run_ids[shown]``; attempts are never joined.
+        ``run_ids[shown]``; attempts are never joined. A user message follows the answer of
+        run ``after_run`` (``None``: it starts the chat): prompts after the same answer are
+        branches (an edit adds one), and the conversation shown follows the attempt shown.
 
     RunState(run_id, chat_id, attempt, status, phase, parts, last_seq, reason, error,
              stop_reason, cancel, has_gap, message_id, user_message_id, retry_of_run_id, trace)
@@ -37,6 +44,7 @@ from typing import Final, Literal
 
 from app.state.parts import Parts, answer_text
 from app.state.trace import RunTrace
+from app.wire.api import AttachmentInfo
 
 RunStatus = Literal[
     "connecting", "receiving", "completed", "cancelling", "cancelled", "interrupted", "failed"
@@ -219,11 +227,21 @@ class MessageState:
     reply_to: str | None = None  # assistant: the id of the user message it answers
     run_ids: tuple[str, ...] = ()  # assistant: one run per attempt, attempt 1 first
     shown: int = 0  # assistant: index in run_ids of the attempt on screen
+    after_run: str | None = None  # user: the run whose answer it follows (None: the top)
+    attachments: tuple[AttachmentInfo, ...] = ()  # user: the files sent with it
 
     @property
     def shown_run_id(self) -> str | None:
         """The run of the attempt on screen."""
         return self.run_ids[self.shown] if self.run_ids else None
+
+
+TOP: Final = ""
+"""The fork above a chat's first prompts (``branches`` key, ``after_run`` ``None``)."""
+
+
+def _chosen(prompts: list[MessageState], chosen: str | None) -> MessageState:
+    return next((m for m in prompts if m.id == chosen), prompts[-1])
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +255,8 @@ class ChatState:
     live_runs: tuple[str, ...] = ()  # runs connecting, receiving or cancelling: "current"
     context_info: ContextInfo | None = None
     loaded: bool = False  # messages fetched from the server (or the chat was made here)
+    updated_at: float | None = None  # the server's last activity (epoch s); None: just now
+    branches: Mapping[str, str] = field(default_factory=dict)  # fork -> chosen prompt id
 
     @property
     def is_generating(self) -> bool:
@@ -247,6 +267,42 @@ class ChatState:
         """The attempt of ``message`` on screen."""
         run_id = message.shown_run_id
         return None if run_id is None else self.runs.get(run_id)
+
+    def visible(self) -> tuple[MessageState, ...]:
+        """The conversation on screen: from the top, the chosen prompt after each answer (the
+        newest unless one was picked), each with its answer, following the attempt shown."""
+        prompts: dict[str, list[MessageState]] = {}
+        answers: dict[str, MessageState] = {}
+        for message in self.messages:
+            if message.role == "user":
+                prompts.setdefault(message.after_run or TOP, []).append(message)
+            elif message.reply_to is not None:
+                answers[message.reply_to] = message
+        shown: list[MessageState] = []
+        fork: str | None = TOP
+        while fork is not None and fork in prompts:
+            prompt = _chosen(prompts[fork], self.branches.get(fork))
+            shown.append(prompt)
+            answer = answers.get(prompt.id)
+            if answer is None:
+                break
+            shown.append(answer)
+            fork = answer.shown_run_id
+        return tuple(shown)
+
+    def branch_of(self, prompt: MessageState) -> tuple[int, int]:
+        """(index, count) of a user message among the prompts after the same answer."""
+        fork = prompt.after_run or TOP
+        siblings = [
+            m.id for m in self.messages if m.role == "user" and (m.after_run or TOP) == fork
+        ]
+        return (siblings.index(prompt.id) if prompt.id in siblings else 0), len(siblings)
+
+    def sibling(self, prompt: MessageState, index: int) -> MessageState | None:
+        """The prompt at ``index`` among those after the same answer as ``prompt``."""
+        fork = prompt.after_run or TOP
+        siblings = [m for m in self.messages if m.role == "user" and (m.after_run or TOP) == fork]
+        return siblings[index] if 0 <= index < len(siblings) else None
 
     def find_message(self, key: str) -> MessageState | None:
         """A message by local id, server id, or the run id / server id of one of its attempts."""
@@ -259,6 +315,23 @@ class ChatState:
 
 
 @dataclass(frozen=True, slots=True)
+class Search:
+    """A search of the chat list: ``chat_ids`` found on the server (``None``: still looking)."""
+
+    query: str
+    chat_ids: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Editing:
+    """What is being edited in place: the active chat's title, or a sent prompt."""
+
+    title: bool = False
+    confirm_delete: bool = False  # the chat's delete asks "Delete this chat?"
+    message_id: str | None = None  # a user message being edited (sent as a new branch)
+
+
+@dataclass(frozen=True, slots=True)
 class State:
     """Everything the view renders (see the module docstring)."""
 
@@ -268,6 +341,8 @@ class State:
     composer_draft: str = ""
     last_error: ErrorInfo | None = None
     fallback_notice: FallbackNotice | None = None
+    search: Search | None = None
+    editing: Editing = Editing()
 
     @property
     def active_chat(self) -> ChatState | None:
@@ -276,9 +351,9 @@ class State:
 
     @property
     def messages(self) -> tuple[MessageState, ...]:
-        """The active chat's messages."""
+        """The active chat's messages on screen (the branch shown)."""
         chat = self.active_chat
-        return () if chat is None else chat.messages
+        return () if chat is None else chat.visible()
 
     @property
     def runs(self) -> Mapping[str, RunState]:

@@ -58,6 +58,9 @@ class EventBase(BaseModel):
     run_id: NonEmptyStr
     seq: int = Field(ge=1)
     done: bool
+    # NOTE: ms since the run started, sent where a duration is shown (a thinking block's start
+    # and the event after its end), so page and server derive the same "Thought for 3 s".
+    elapsed_ms: int | None = Field(default=None, ge=0, exclude_if=lambda value: value is None)
 
 
 class UserMessageIdEvent(EventBase):

@@ -88,13 +88,17 @@ class LiveRun:
         self._task: asyncio.Task[None] | None = None
         self._readers = 0
         self._orphan_timer: asyncio.TimerHandle | None = None
-        self._last_flush = time.monotonic()
+        self._started = self._last_flush = time.monotonic()
         self._dirty = False
         self._changed = asyncio.Event()
 
     @property
     def run_id(self) -> str:
         return self.meta.run_id
+
+    def elapsed_ms(self) -> int:
+        """Milliseconds since the run was registered (an event's ``elapsedMs``)."""
+        return int((time.monotonic() - self._started) * 1000)
 
     @property
     def key(self) -> str:

@@ -22,8 +22,16 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
+from app.state.parts import ThinkingPart
 from app.wire.api import ServerRunStatus
-from app.wire.protocol import DoneEvent, ErrorEvent, StreamEvent, encode_event
+from app.wire.protocol import (
+    DoneEvent,
+    ErrorEvent,
+    StreamEvent,
+    ThinkingEvent,
+    ThinkingStartEvent,
+    encode_event,
+)
 from server.config import Config
 from server.db import Database, now
 from server.errors import ApiError
@@ -44,6 +52,15 @@ class Endings:
 
     cancelled: StreamEvent | None = None
     failed: Callable[[str], StreamEvent] | None = None
+
+
+def _timed(run: LiveRun, event: StreamEvent) -> bool:
+    """Whether the event carries ``elapsedMs``: thinking events and the one after thinking
+    (only where a duration is shown, so text deltas stay small on the wire)."""
+    parts = run.answer.parts
+    return isinstance(event, ThinkingStartEvent | ThinkingEvent) or bool(
+        parts and isinstance(parts[-1], ThinkingPart) and parts[-1].ended_ms is None
+    )
 
 
 class RunRegistry:
@@ -85,9 +102,14 @@ class RunRegistry:
     def emit(self, run: LiveRun, event: StreamEvent) -> Frame | None:
         """Append a produced event with the next seq; ``None`` if the run already ended."""
         seq = run.last_seq + 1
-        event = event.model_copy(
-            update={"run_id": run.run_id, "seq": seq, "done": event.type in ("done", "error")}
-        )
+        update: dict[str, Any] = {
+            "run_id": run.run_id,
+            "seq": seq,
+            "done": event.type in ("done", "error"),
+        }
+        if _timed(run, event):
+            update["elapsed_ms"] = run.elapsed_ms()
+        event = event.model_copy(update=update)
         return self._log(run, seq, encode_event(event), event)
 
     def append(self, run: LiveRun, seq: int | None, data: str) -> Frame | None:

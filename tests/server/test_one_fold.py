@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from app.state.actions import EventReceived, RunStarted
 from app.state.history import chat_from_detail
-from app.state.parts import Parts
+from app.state.parts import Parts, ThinkingPart
 from app.state.reducer import reduce
 from app.state.state import ChatState, State
 from app.wire.api import ChatDetail
@@ -96,21 +96,21 @@ def drafts(payloads: list[dict[str, Any]]) -> list[StreamEvent]:
     ]
 
 
-def live_parts(events: list[StreamEvent]) -> Parts:
-    """The page's reducer, fed the events as the server numbers them."""
+def live_parts(sent: list[str]) -> Parts:
+    """The page's reducer, fed the events as the server sent them (numbered, timed)."""
     chat = ChatState("c1", loaded=True)
     state = State(chats={"c1": chat}, chat_order=("c1",), active_chat_id="c1")
     state = reduce(state, RunStarted("r1", 0.0, "c1", "a1", "q", user_message_id="u1"))
-    for seq, event in enumerate(events, start=1):
-        stamped = event.model_copy(update={"run_id": "r1", "seq": seq})
-        state = reduce(state, EventReceived("r1", float(seq), stamped))
+    for at, data in enumerate(sent, start=1):
+        state = reduce(state, EventReceived("r1", float(at), EVENT_ADAPTER.validate_json(data)))
     return state.chats["c1"].runs["r1"].parts
 
 
-def reloaded_parts(events: list[StreamEvent]) -> Parts:
-    """The server's registry and SQLite, the chat as JSON, the page's history loader."""
+def streamed_and_reloaded(events: list[StreamEvent]) -> tuple[Parts, Parts]:
+    """The parts the page folds from what the server sent, and the parts it reads back after a
+    reload: through the registry and SQLite, the chat as JSON, the page's history loader."""
 
-    async def persist() -> list[dict[str, Any]]:
+    async def persist() -> tuple[list[dict[str, Any]], list[str]]:
         db = Database(":memory:")
         stamp = now()
         db.insert(
@@ -147,17 +147,16 @@ def reloaded_parts(events: list[StreamEvent]) -> Parts:
         )
         registry = RunRegistry(db, Config())
         run = registry.register(RunMeta("r1", "u", "c1", "a1", "u1", 1, "demo"))
-        for event in events:
-            registry.emit(run, event)
+        sent = [frame.data for event in events if (frame := registry.emit(run, event))]
         registry.finish(run, "completed")
-        return chat_messages(db, "c1")
+        return chat_messages(db, "c1"), sent
 
-    messages = asyncio.run(persist())
+    messages, sent = asyncio.run(persist())
     wire = json.dumps(
         {"id": "c1", "title": "t", "createdAt": iso(0), "updatedAt": iso(0), "messages": messages}
     )
     chat = chat_from_detail(ChatDetail.model_validate_json(wire))
-    return chat.runs["r1"].parts
+    return live_parts(sent), chat.runs["r1"].parts
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -165,8 +164,8 @@ def reloaded_parts(events: list[StreamEvent]) -> Parts:
 def test_the_answer_after_a_reload_is_the_answer_that_streamed(
     payloads: list[dict[str, Any]],
 ) -> None:
-    events = drafts(payloads)
-    assert reloaded_parts(events) == live_parts(events)
+    streamed, reloaded = streamed_and_reloaded(drafts(payloads))
+    assert reloaded == streamed
 
 
 def test_the_known_disagreements_now_agree() -> None:
@@ -184,5 +183,17 @@ def test_the_known_disagreements_now_agree() -> None:
         [{"type": "image_generation_started", "imageId": "i1", "prompt": "p"}] * 2,
     ]
     for payloads in cases:
-        events = drafts(payloads)
-        assert reloaded_parts(events) == live_parts(events), payloads
+        streamed, reloaded = streamed_and_reloaded(drafts(payloads))
+        assert reloaded == streamed, payloads
+
+
+def test_a_thinking_blocks_duration_is_the_same_after_a_reload() -> None:
+    payloads = [
+        {"type": "thinking_start"},
+        {"type": "thinking", "text": "hm"},
+        {"type": "text", "text": "ok"},
+    ]
+    streamed, reloaded = streamed_and_reloaded(drafts(payloads))
+    (thinking, _), (reloaded_thinking, _) = streamed, reloaded
+    assert isinstance(thinking, ThinkingPart) and thinking.duration_ms is not None
+    assert reloaded_thinking == thinking

@@ -36,7 +36,10 @@ def text(value: str) -> E:
         ),
         pytest.param(
             [{"type": "thinking_start"}, {"type": "thinking", "text": "hm"}, text("ok")],
-            [{"type": "thinking", "text": "hm"}, {"type": "text", "text": "ok"}],
+            [
+                {"type": "thinking", "text": "hm", "startedMs": None, "endedMs": None},
+                {"type": "text", "text": "ok"},
+            ],
             id="thinking-then-text",
         ),
         pytest.param(

@@ -98,7 +98,11 @@ class FakeTransport:
         self.cancelled: list[str] = []
         self.polled: list[str] = []
         self.compacted: list[str] = []
-        self._created = 0
+        self.searched: list[str] = []
+        self.renamed: list[tuple[str, str]] = []
+        self.deleted: list[str] = []
+        self.list_error: ChatError | None = None
+        self.change_error: ChatError | None = None  # the answer of a rename or a delete
 
     async def open_run(self, body: RespondStreamBody) -> ByteStream:
         self.opened.append(body)
@@ -125,12 +129,6 @@ class FakeTransport:
             raise answer
         return RunInfo(run_id=run_id, chat_id="?", status=answer, last_seq=0, attempt=1)
 
-    async def create_chat(self) -> ChatSummary:
-        self._created += 1
-        chat = summary(f"chat_{self._created}", "New chat")
-        self.chats[chat.id] = detail(chat.id, title=chat.title)
-        return chat
-
     async def get_chat(self, chat_id: str) -> ChatDetail:
         if self.chat_gate is not None:
             await self.chat_gate.wait()
@@ -139,8 +137,29 @@ class FakeTransport:
             raise HttpStatusError(404, "chat_not_found", "Chat not found")
         return self.chats[chat_id]
 
-    async def list_chats(self) -> list[ChatSummary]:
-        return [summary(c.id, c.title) for c in self.chats.values()]
+    async def list_chats(self, query: str = "") -> list[ChatSummary]:
+        self.searched.append(query)
+        if self.list_error is not None:
+            raise self.list_error
+        await asyncio.sleep(0)
+        found = [c for c in self.chats.values() if query.lower() in c.title.lower()]
+        return [summary(c.id, c.title) for c in found]
+
+    async def rename_chat(self, chat_id: str, title: str) -> ChatSummary:
+        self.renamed.append((chat_id, title))
+        await asyncio.sleep(0)
+        if self.change_error is not None:
+            raise self.change_error
+        self.chats[chat_id] = detail(chat_id, self.chats[chat_id].messages, title)
+        return summary(chat_id, title)
+
+    async def delete_chat(self, chat_id: str) -> None:
+        self.deleted.append(chat_id)
+        await asyncio.sleep(0)
+        if self.change_error is not None:
+            raise self.change_error
+        if self.chats.pop(chat_id, None) is None:
+            raise HttpStatusError(404, "chat_not_found", "Chat not found")
 
     async def compact_chat(self, chat_id: str) -> CompactionResult:
         self.compacted.append(chat_id)

@@ -412,7 +412,7 @@ def test_report_error_shows_a_request_error_in_the_banner() -> None:
 def test_the_request_body_carries_an_effort_only_with_thinking(
     options: SendOptions, effort: str | None
 ) -> None:
-    body = options.body("c1", "hi", "run_1", None)
+    body = options.body("c1", "hi", "run_1")
     assert (body.thinking_enabled, body.reasoning_effort) == (options.thinking_enabled, effort)
 
 

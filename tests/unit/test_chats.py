@@ -6,9 +6,10 @@ import asyncio
 from typing import Any
 
 from app.wire.api import MessageOut
-from app.wire.errors import HttpStatusError, TransportError
+from app.wire.errors import HttpStatusError
 from tests.unit.fakes import (
     FakeTransport,
+    Pause,
     Script,
     detail,
     done,
@@ -16,6 +17,7 @@ from tests.unit.fakes import (
     make_stream,
     run_of,
     text,
+    until,
 )
 
 
@@ -78,7 +80,13 @@ async def test_send_in_a_chat_still_loading_waits_for_its_history() -> None:
     fake = FakeTransport()
     chat = make_stream(fake)
     fake.chat_gate = asyncio.Event()
-    fake.chats["c1"] = detail("c1", [MessageOut(id="u0", role="user", text="earlier")])
+    fake.chats["c1"] = detail(
+        "c1",
+        [
+            MessageOut(id="u0", role="user", text="earlier"),
+            MessageOut(id="a0", role="assistant", text="ok", run_id="r0", parent_id="u0"),
+        ],
+    )
     fake.runs.append(Script([text(1, "hi"), done(2)]))
     chat.select_chat("c1")
 
@@ -89,6 +97,7 @@ async def test_send_in_a_chat_still_loading_waits_for_its_history() -> None:
     await chat.wait_idle()
 
     assert [m.text for m in chat.get_state().messages if m.role == "user"] == ["earlier", "now"]
+    assert fake.opened[0].after_run_id == "r0", "the prompt follows the answer loaded"
 
 
 async def test_page_reload_reattaches_to_a_running_run() -> None:
@@ -132,20 +141,41 @@ async def test_refresh_chats_lists_the_server_chats() -> None:
     assert [state.chats[c].title for c in state.chat_order] == ["First", "Second"]
 
 
-async def test_chat_creation_failure_gives_the_prompt_back() -> None:
+async def test_a_new_chat_is_named_here_and_listed_with_its_first_event() -> None:
     fake = FakeTransport()
     chat = make_stream(fake)
+    gate = asyncio.Event()
+    fake.runs.append(Script([text(1, "hi"), Pause(gate), done(2)]))
 
-    async def refuse() -> Any:
-        raise TransportError("offline")
+    task = chat.send("hello")
+    assert task is not None
+    state = chat.get_state()
+    chat_id = state.active_chat_id
+    assert chat_id is not None and chat_id.startswith("chat_")
+    assert state.chat_order == (), "not listed before the server has made it"
+    await until(chat, lambda s: bool(s.chat_order))
+    body = fake.opened[0]
+    assert (body.chat_id, body.at_top, body.after_run_id) == (chat_id, True, None)
+    assert chat.get_state().chat_order == (chat_id,), "listed once its answer streams"
+    gate.set()
+    await chat.wait_idle()
 
-    fake.create_chat = refuse  # type: ignore[method-assign]
+
+async def test_a_refused_first_send_lists_nothing_and_gives_the_prompt_back() -> None:
+    fake = FakeTransport()
+    chat = make_stream(fake)
+    fake.runs.append(Script(error=HttpStatusError(503, "model_unavailable", "busy")))
+
     await finish(chat.send("hello"))
 
     state = chat.get_state()
-    assert (state.active_chat_id, state.composer_draft) == (None, "hello")
-    assert state.last_error is not None and state.last_error.code == "network_error"
-    assert chat.send("hello again") is not None  # not stuck "preparing"
+    assert state.chat_order == () and state.messages == ()
+    assert state.composer_draft == "hello"
+    assert state.last_error is not None and state.last_error.code == "model_unavailable"
+    fake.runs.append(Script([text(1, "ok"), done(2)]))
+    assert chat.send("hello again") is not None  # not stuck
+    await chat.wait_idle()
+    assert fake.opened[-1].chat_id == state.active_chat_id, "the same chat, tried again"
 
 
 async def test_send_into_a_chat_that_cannot_load_gives_the_prompt_back() -> None:

@@ -14,6 +14,7 @@ from app.state.actions import (
     BytesReceived,
     CancelSettled,
     ChatCreated,
+    ChatListing,
     ChatLoaded,
     ChatSelected,
     ChatsListed,
@@ -628,19 +629,24 @@ def test_bytes_received_records_first_byte_and_keepalives() -> None:
     )
 
 
-def test_chat_list_keeps_local_chats_and_updates_titles() -> None:
-    state = reduce(State(), ChatCreated("new", "New chat"))
-    assert (state.active_chat_id, state.chat_order) == ("new", ("new",))
-    state = reduce(state, ChatsListed((("a", "A"), ("new", "Renamed"))))
+def test_chat_list_updates_titles_and_times_and_keeps_a_made_chat_loaded() -> None:
+    state = reduce(State(), ChatCreated("new"))
+    assert (state.active_chat_id, state.chat_order) == ("new", ())
+    listed = (ChatListing("a", "A", 2.0), ChatListing("new", "Renamed", 1.0))
+    state = reduce(state, ChatsListed(listed))
     assert state.chat_order == ("a", "new")
     assert state.chats["new"].title == "Renamed" and state.chats["new"].loaded
-    assert reduce(state, ChatsListed((("a", "A"), ("new", "Renamed")))) is state
+    assert state.chats["a"].updated_at == 2.0
+    assert reduce(state, ChatsListed(listed)) is state
 
 
-def test_chat_created_does_not_steal_the_selection() -> None:
-    state = reduce(State(), ChatSelected("other"))
-    state = reduce(state, ChatCreated("new", "New chat"))
-    assert state.active_chat_id == "other"
+def test_a_chat_the_list_no_longer_has_leaves_it_unless_it_is_answering() -> None:
+    state = state_with(run("receiving"))
+    state = replace(
+        state, chat_order=("c1", "gone"), chats={**state.chats, "gone": ChatState("gone")}
+    )
+    state = reduce(state, ChatsListed((ChatListing("other", "O"),)))
+    assert state.chat_order == ("c1", "other")
 
 
 def test_loaded_history_never_replaces_what_was_streamed_here() -> None:

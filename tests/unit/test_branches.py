@@ -1,0 +1,202 @@
+"""Edit and branch: the message tree on the page (state, store commands, history)."""
+
+from __future__ import annotations
+
+from app.state.history import chat_from_detail
+from app.state.state import ChatState, MessageState
+from app.wire.api import AttachmentInfo, MessageOut
+from tests.unit.fakes import (
+    FakeTransport,
+    Script,
+    detail,
+    done,
+    finish,
+    make_stream,
+    open_chat,
+    text,
+)
+
+
+def _user(message_id: str, after: str | None, text: str = "") -> MessageState:
+    return MessageState(message_id, "user", text=text or message_id, after_run=after)
+
+
+def _answer(message_id: str, prompt: str, *runs: str, shown: int = -1) -> MessageState:
+    return MessageState(
+        message_id, "assistant", reply_to=prompt, run_ids=runs, shown=shown % len(runs)
+    )
+
+
+def _ids(chat: ChatState) -> list[str]:
+    return [m.id for m in chat.visible()]
+
+
+# --- the visible branch (pure) ------------------------------------------------------------------
+
+TREE = (
+    _user("u1", None),
+    _answer("a1", "u1", "r1", "r1b"),  # two attempts; the conversation went on after each
+    _user("u2", "r1"),
+    _answer("a2", "u2", "r2"),
+    _user("u2b", "r1b"),
+    _answer("a2b", "u2b", "r2b"),
+    _user("u2c", "r1b"),  # an edit of u2b: a sibling after the same answer
+    _answer("a2c", "u2c", "r2c"),
+)
+
+
+def test_the_branch_shown_follows_the_attempt_shown_and_the_newest_prompt() -> None:
+    chat = ChatState("c", messages=TREE)
+    assert _ids(chat) == ["u1", "a1", "u2c", "a2c"]
+    first_attempt = ChatState(
+        "c", messages=(TREE[0], _answer("a1", "u1", "r1", "r1b", shown=0), *TREE[2:])
+    )
+    assert _ids(first_attempt) == ["u1", "a1", "u2", "a2"]
+
+
+def test_a_chosen_branch_is_shown_and_positions_count_siblings() -> None:
+    chat = ChatState("c", messages=TREE, branches={"r1b": "u2b"})
+    assert _ids(chat) == ["u1", "a1", "u2b", "a2b"]
+    assert chat.branch_of(TREE[4]) == (0, 2) and chat.branch_of(TREE[6]) == (1, 2)
+    assert chat.branch_of(TREE[0]) == (0, 1)
+    assert chat.sibling(TREE[4], 1) is TREE[6] and chat.sibling(TREE[4], 2) is None
+
+
+def test_a_chosen_prompt_that_is_gone_falls_back_to_the_newest() -> None:
+    chat = ChatState("c", messages=TREE, branches={"r1b": "u_deleted"})
+    assert _ids(chat) == ["u1", "a1", "u2c", "a2c"]
+
+
+def test_a_prompt_without_its_answer_yet_ends_the_branch() -> None:
+    chat = ChatState("c", messages=(_user("u1", None),))
+    assert _ids(chat) == ["u1"]
+
+
+# --- the store ---------------------------------------------------------------------------------
+
+
+async def test_a_send_follows_the_last_answer_on_screen_and_an_edit_branches() -> None:
+    fake = FakeTransport()
+    chat = make_stream(fake)
+    await open_chat(fake, chat)
+    for run in ("run_1", "run_2", "run_3"):
+        fake.runs.append(Script([text(1, f"answer {run}", run), done(2, run)]))
+    await finish(chat.send("first"))
+    await finish(chat.send("second"))
+    second = chat.get_state().messages[2]
+    await finish(chat.edit(second.id, "second, better"))
+
+    first_body, second_body, edit_body = fake.opened
+    assert (first_body.at_top, first_body.after_run_id) == (True, None)
+    assert (second_body.at_top, second_body.after_run_id) == (False, "run_1")
+    assert (edit_body.prompt, edit_body.after_run_id) == ("second, better", "run_1")
+    state = chat.get_state()
+    assert [m.text for m in state.messages if m.role == "user"] == ["first", "second, better"]
+    edited = state.messages[2]
+    assert state.active_chat is not None and state.active_chat.branch_of(edited) == (1, 2)
+
+    chat.show_branch(edited.id, 0)
+    assert [m.text for m in chat.get_state().messages if m.role == "user"] == ["first", "second"]
+    assert chat.get_state().runs["run_2"].text == "answer run_2"
+
+
+async def test_editing_the_first_prompt_starts_at_the_top() -> None:
+    fake = FakeTransport()
+    chat = make_stream(fake)
+    await open_chat(fake, chat)
+    fake.runs.extend(Script([text(1, "a", r), done(2, r)]) for r in ("run_1", "run_2"))
+    await finish(chat.send("hello"))
+    await finish(chat.edit(chat.get_state().messages[0].id, "hello again"))
+    assert (fake.opened[1].at_top, fake.opened[1].after_run_id) == (True, None)
+    assert [m.text for m in chat.get_state().messages] == ["hello again", ""]
+
+
+async def test_an_edit_keeps_the_prompts_options_and_attachments() -> None:
+    from app.run.chat_stream import SendOptions
+
+    fake = FakeTransport()
+    chat = make_stream(fake)
+    await open_chat(fake, chat)
+    fake.runs.extend(Script([text(1, "a", r), done(2, r)]) for r in ("run_1", "run_2"))
+    note = AttachmentInfo(attachment_id="att_9", name="n.txt", size=3, mime_type="text/plain")
+    options = SendOptions(tool_intent=True, model_id="riacho-mini", attachments=(note,))
+    await finish(chat.send("read this", options))
+    await finish(chat.edit(chat.get_state().messages[0].id, "read this, slowly"))
+    body = fake.opened[1]
+    assert (body.tool_intent, body.model_id, body.attachment_ids) == (
+        True,
+        "riacho-mini",
+        ["att_9"],
+    )
+    assert chat.get_state().messages[0].attachments == (note,)
+
+
+async def test_an_edit_is_refused_while_answering_and_for_an_answer() -> None:
+    fake = FakeTransport()
+    chat = make_stream(fake)
+    await open_chat(fake, chat)
+    fake.runs.append(Script([text(1, "a"), done(2)]))
+    await finish(chat.send("q"))
+    answer = chat.get_state().messages[1]
+    assert chat.edit(answer.id, "no") is None
+    assert chat.edit(chat.get_state().messages[0].id, "  ") is None, "an empty edit"
+
+
+async def test_a_prompt_after_an_answer_the_server_never_had_follows_the_one_before() -> None:
+    from app.wire.errors import TransportError
+
+    fake = FakeTransport()
+    chat = make_stream(fake)
+    await open_chat(fake, chat)
+    fake.runs.append(Script([text(1, "a"), done(2)]))
+    fake.runs.append(Script(error=TransportError("offline")))  # never reached the server
+    fake.runs.append(Script([text(1, "c", "run_3"), done(2, "run_3")]))
+    await finish(chat.send("one"))
+    await finish(chat.send("two"))
+    await finish(chat.send("three"))
+    assert fake.opened[2].after_run_id == "run_1"
+
+
+# --- the history --------------------------------------------------------------------------------
+
+
+def test_history_places_prompts_after_the_attempt_they_followed() -> None:
+    chat = chat_from_detail(
+        detail(
+            "c",
+            [
+                MessageOut(id="u1", role="user", text="q1"),
+                MessageOut(id="a1", role="assistant", run_id="r1", parent_id="u1"),
+                MessageOut(id="a1b", role="assistant", run_id="r1b", parent_id="u1", attempt=2),
+                MessageOut(id="u2", role="user", text="after first", parent_id="a1"),
+                MessageOut(id="a2", role="assistant", run_id="r2", parent_id="u2"),
+            ],
+        )
+    )
+    assert [m.after_run for m in chat.messages if m.role == "user"] == [None, "r1"]
+    assert _ids(chat) == ["u1", "a1"], "the second attempt is shown, and nothing followed it"
+
+
+def test_history_from_a_server_without_a_tree_reads_as_one_line() -> None:
+    chat = chat_from_detail(
+        detail(
+            "c",
+            [
+                MessageOut(id="u1", role="user", text="q1"),
+                MessageOut(id="a1", role="assistant", run_id="r1", parent_id="u1"),
+                MessageOut(id="a1b", role="assistant", run_id="r1b", parent_id="u1", attempt=2),
+                MessageOut(id="u2", role="user", text="q2"),
+                MessageOut(id="a2", role="assistant", run_id="r2", parent_id="u2"),
+            ],
+        )
+    )
+    assert _ids(chat) == ["u1", "a1", "u2", "a2"]
+    assert chat.messages[2].after_run == "r1b"
+
+
+def test_history_keeps_a_prompts_attachments() -> None:
+    note = AttachmentInfo(attachment_id="att_1", name="n.txt", size=3, mime_type="text/plain")
+    chat = chat_from_detail(
+        detail("c", [MessageOut(id="u1", role="user", text="q", attachments=[note])])
+    )
+    assert chat.messages[0].attachments == (note,)
