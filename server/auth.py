@@ -22,7 +22,8 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from app.wire.api import SessionInfo
+from app.wire.api import SessionInfo, UploadLimits
+from server.config import Limits
 from server.db import Database, new_id, now
 from server.errors import ApiError, Handler
 from server.jsonio import answer_payload, read_json_body
@@ -129,8 +130,13 @@ def _known_user(request: web.Request) -> tuple[str, str] | None:
     return _user_of_token(svc.db, request.cookies.get(COOKIE_NAME))
 
 
-def _session_info(user: tuple[str, str], mode: AuthMode) -> SessionInfo:
-    return SessionInfo(user_id=user[0], name=user[1], auth=mode)
+def _session_info(user: tuple[str, str], mode: AuthMode, limits: Limits) -> SessionInfo:
+    upload = UploadLimits(
+        attachment_max_bytes=limits.attachment_max_bytes,
+        attachments_per_message=limits.attachments_per_request,
+        attachment_types=sorted(limits.attachment_types),
+    )
+    return SessionInfo(user_id=user[0], name=user[1], auth=mode, limits=upload)
 
 
 async def get_session(request: web.Request) -> web.Response:
@@ -142,12 +148,12 @@ async def get_session(request: web.Request) -> web.Response:
         raise ApiError(400, "invalid_body", "'as' must be 1-64 letters, digits, '_', '.' or '-'")
     current = _known_user(request)
     if current and (wanted is None or current[1] == wanted):
-        return answer_payload(_session_info(current, mode))
+        return answer_payload(_session_info(current, mode, svc.config.limits))
     if wanted is None and mode != "anonymous":
         raise ApiError(401, "unauthenticated", _SIGN_IN_HINT[mode])
     name = wanted or f"anon-{secrets.token_hex(4)}"
     user_id = ensure_user(svc.db, name)
-    response = answer_payload(_session_info((user_id, name), mode))
+    response = answer_payload(_session_info((user_id, name), mode, svc.config.limits))
     _set_cookie(request, response, _open_session(svc.db, user_id))
     return response
 
@@ -172,7 +178,9 @@ async def sign_in(request: web.Request) -> web.Response:
     if not _password_matches(found[1] if found else None, body.password) or found is None:
         raise ApiError(401, "invalid_credentials", "that name and password do not match")
     _drop_session(svc.db, request.cookies.get(COOKIE_NAME))  # NOTE: rotated at sign-in
-    response = answer_payload(_session_info((found[0], body.name), "password"))
+    response = answer_payload(
+        _session_info((found[0], body.name), "password", svc.config.limits)
+    )
     _set_cookie(request, response, _open_session(svc.db, found[0]))
     return response
 

@@ -161,6 +161,14 @@ class ModelInfo(_Payload):
     unavailable_reason: str | None = None  # why ``available`` is false, in words
 
 
+class UploadLimits(_Payload):
+    """What the server accepts as attachments (so the page can say it before uploading)."""
+
+    attachment_max_bytes: int = Field(ge=0)
+    attachments_per_message: int = Field(ge=0)
+    attachment_types: list[str] = Field(default_factory=list)
+
+
 class SessionInfo(_Payload):
     """The current user (``GET /api/session``) and how users are known on this server
     (``anonymous``: one per browser; ``password``: accounts, sign-out offered; ``proxy``)."""
@@ -168,6 +176,19 @@ class SessionInfo(_Payload):
     user_id: str
     name: str
     auth: Literal["anonymous", "password", "proxy"] = "anonymous"
+    limits: UploadLimits | None = None
+
+
+def human_size(size: int) -> str:
+    """A byte count as people read it: ``512 bytes``, ``12 KB``, ``5 MB``, ``1.5 GB``."""
+    if size < 1024:
+        return f"{size} byte" + ("" if size == 1 else "s")
+    value = float(size)
+    for unit in ("KB", "MB", "GB", "TB"):
+        value /= 1024
+        if value < 1024 or unit == "TB":
+            break
+    return f"{value:.1f} {unit}".replace(".0 ", " ") if value < 10 else f"{value:.0f} {unit}"
 
 
 def parse_http_error(

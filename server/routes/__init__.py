@@ -13,7 +13,7 @@ from server.routes.chats import (
     list_chats,
     rename_chat,
 )
-from server.routes.misc import list_models, upload_attachment
+from server.routes.misc import get_attachment, list_models, upload_attachment
 from server.routes.respond import respond_stream
 from server.routes.runs import cancel_run, get_run, run_events
 from server.routes.test_hooks import queue_scenario, reset, run_trace
@@ -37,6 +37,7 @@ def api_routes() -> list[web.RouteDef]:
         web.post("/api/runs/{run_id}/cancel", cancel_run),
         web.get("/api/runs/{run_id}/events", run_events),
         web.post("/api/attachments", upload_attachment),
+        web.get("/api/attachments/{attachment_id}", get_attachment),
     ]
 
 

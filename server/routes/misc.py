@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import mimetypes
 import re
+from urllib.parse import quote
 
 from aiohttp import BodyPartReader, web
 from aiohttp.http_exceptions import HttpProcessingError
 
-from app.wire.api import AttachmentInfo
+from app.wire.api import AttachmentInfo, human_size
 from server.auth import current_user
 from server.db import new_id, now
 from server.errors import ApiError
@@ -70,7 +71,9 @@ async def _read_limited(part: BodyPartReader, limit: int) -> bytes:
             data += chunk
             if len(data) > limit:
                 raise ApiError(
-                    413, "attachment_too_large", f"attachments are limited to {limit} bytes"
+                    413,
+                    "attachment_too_large",
+                    f"the file is larger than {human_size(limit)}, the most an attachment may be",
                 )
     except _MALFORMED as exc:
         raise ApiError(400, "invalid_body", f"the file part is malformed: {exc}") from exc
@@ -111,6 +114,32 @@ def _check_type(mime_type: str, accepted: frozenset[str]) -> None:
             "attachment_type_unsupported",
             f"type {mime_type!r} is not accepted (accepted: {allowed})",
         )
+
+
+INLINE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+
+
+async def get_attachment(request: web.Request) -> web.Response:
+    """``GET /api/attachments/{attachmentId}``: the owner's file (images inline, for previews;
+    anything else as a download)."""
+    row = services(request).db.one(
+        "SELECT name, mime_type, data FROM attachments WHERE id = ? AND user_id = ?"
+        " AND expires_at > ?",
+        (request.match_info["attachment_id"], current_user(request), now()),
+    )
+    if row is None:
+        raise ApiError(404, "attachment_unavailable", "that attachment is missing or expired")
+    mime_type = str(row["mime_type"])
+    disposition = "inline" if mime_type in INLINE_TYPES else "attachment"
+    quoted = quote(str(row["name"]), safe="")
+    return web.Response(
+        body=bytes(row["data"]),
+        content_type=mime_type,
+        headers={
+            "Content-Disposition": f"{disposition}; filename*=UTF-8''{quoted}",
+            "Cache-Control": "private, max-age=3600",
+        },
+    )
 
 
 async def upload_attachment(request: web.Request) -> web.Response:

@@ -240,3 +240,63 @@ async def test_user_messages_list_their_attachments(api: Api) -> None:
             "mimeType": "text/plain",
         }
     ]
+
+
+# --- attachments read back, limits spoken in human units ----------------------------------------
+
+PNG = bytes.fromhex("89504e470d0a1a0a") + b"\x00" * 16
+
+
+async def _upload(api: Api, data: bytes, name: str, content_type: str) -> dict[str, object]:
+    from aiohttp import FormData
+
+    form = FormData()
+    form.add_field("file", data, filename=name, content_type=content_type)
+    info: dict[str, object] = await api.json("POST", "/api/attachments", expect=201, data=form)
+    return info
+
+
+async def test_an_image_attachment_is_read_back_inline_by_its_owner_only(
+    api: Api, make_api: MakeApi
+) -> None:
+    info = await _upload(api, PNG, "river.png", "image/png")
+    response = await api.client.get(f"/api/attachments/{info['attachmentId']}")
+    assert response.status == 200 and await response.read() == PNG
+    assert response.headers["Content-Type"] == "image/png"
+    assert response.headers["Content-Disposition"] == "inline; filename*=UTF-8''river.png"
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
+    bob = await make_api("bob")
+    other = await bob.client.get(f"/api/attachments/{info['attachmentId']}")
+    assert other.status == 404
+
+
+async def test_other_attachments_are_downloads_not_pages(api: Api) -> None:
+    info = await _upload(api, b"<script>alert(1)</script>", "x.txt", "text/plain")
+    response = await api.client.get(f"/api/attachments/{info['attachmentId']}")
+    assert response.headers["Content-Disposition"].startswith("attachment;")
+    assert response.headers["Content-Type"].startswith("text/plain")
+
+
+async def test_an_unknown_attachment_is_404(api: Api) -> None:
+    body = await api.json("GET", "/api/attachments/att_nope", expect=404)
+    assert body["error"]["code"] == "attachment_unavailable"
+
+
+async def test_an_oversized_attachment_is_refused_in_human_units(api: Api) -> None:
+    from aiohttp import FormData
+
+    form = FormData()
+    form.add_field(
+        "file", b"x" * (5 * 1024 * 1024 + 1), filename="big.txt", content_type="text/plain"
+    )
+    body = await api.json("POST", "/api/attachments", expect=413, data=form)
+    assert body["error"]["code"] == "attachment_too_large"
+    assert "5 MB" in body["error"]["message"] and "bytes" not in body["error"]["message"]
+
+
+async def test_the_session_tells_the_upload_limits(api: Api) -> None:
+    session = await api.json("GET", "/api/session")
+    limits = session["limits"]
+    assert limits["attachmentMaxBytes"] == 5 * 1024 * 1024
+    assert limits["attachmentsPerMessage"] == 10
+    assert "image/png" in limits["attachmentTypes"]

@@ -21,6 +21,7 @@ from app.wire.api import (
     RunInfo,
     SessionInfo,
     encode_payload,
+    human_size,
     parse_http_error,
 )
 from app.wire.errors import HttpStatusError
@@ -196,7 +197,19 @@ PAYLOADS: list[tuple[type[BaseModel], Wire]] = [
         },
     ),
     (AttachmentInfo, {"attachmentId": "a1", "name": "r.png", "size": 10, "mimeType": "image/png"}),
-    (SessionInfo, {"userId": "u1", "name": "ana", "auth": "password"}),
+    (
+        SessionInfo,
+        {
+            "userId": "u1",
+            "name": "ana",
+            "auth": "password",
+            "limits": {
+                "attachmentMaxBytes": 5,
+                "attachmentsPerMessage": 2,
+                "attachmentTypes": ["text/plain"],
+            },
+        },
+    ),
 ]
 
 
@@ -309,3 +322,22 @@ def test_parse_http_error(
     error = parse_http_error(status, body, retry_after)
     assert isinstance(error, HttpStatusError)
     assert (error.status, error.code, error.message, error.retry_after) == expected
+
+
+@pytest.mark.parametrize(
+    ("size", "words"),
+    [
+        (0, "0 bytes"),
+        (1, "1 byte"),
+        (1023, "1023 bytes"),
+        (1024, "1 KB"),
+        (1536, "1.5 KB"),
+        (10 * 1024, "10 KB"),
+        (5 * 1024 * 1024, "5 MB"),
+        (int(12.34 * 1024 * 1024), "12 MB"),
+        (3 * 1024**3 // 2, "1.5 GB"),
+        (2000 * 1024**4, "2000 TB"),
+    ],
+)
+def test_human_size(size: int, words: str) -> None:
+    assert human_size(size) == words
