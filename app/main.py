@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from app.browser import edge, net, page
 from app.browser.dom import BrowserDom
+from app.browser.enhance import Enhancer
 from app.run.chat_stream import ChatStream
 from app.run.config import ClientConfig
 from app.state.state import State
@@ -32,12 +33,24 @@ def _refresh_titles(stream: ChatStream) -> Callable[[State, State], None]:
     return on_change
 
 
-def _teardown(stream: ChatStream, bindings: page.Page) -> Callable[[], None]:
+def _switch_drafts(drafts: page.Drafts) -> Callable[[State, State], None]:
+    """Each chat keeps its own unsent prompt."""
+
+    def on_change(state: State, previous: State) -> None:
+        if state.active_chat_id != previous.active_chat_id:
+            made_here = state.active_chat_id not in previous.chats  # NOTE: by a first send
+            drafts.switch(state.active_chat_id, made_here=made_here)
+
+    return on_change
+
+
+def _teardown(stream: ChatStream, bindings: page.Page, dom: BrowserDom) -> Callable[[], None]:
     """Leaving the page: stop every task (aborting its requests) and every listener."""
 
     def teardown() -> None:
         stream.close()
         bindings.teardown()
+        dom.teardown()
 
     return teardown
 
@@ -67,15 +80,21 @@ async def main() -> None:
         is_online=edge.is_online,
         on_trace=lambda trace: edge.log(format_trace(trace)),
     )
-    view = View(BrowserDom())
+    dom = BrowserDom(Enhancer())
+    view = View(
+        dom,
+        now=edge.local_now,
+        attachment_src=lambda attachment_id: backend.url(f"/api/attachments/{attachment_id}"),
+    )
     coalescer = FrameCoalescer(edge.request_frame, view.render)
     stream.subscribe(coalescer.on_change)
     stream.subscribe(_remember_active_chat)
     stream.subscribe(_refresh_titles(stream))
     controller = Controller(stream, page.copy_to_clipboard)
-    bindings = page.Page(controller, api)
+    bindings = page.Page(controller, api, dom, session.limits)
     bindings.bind()
-    edge.on_page_hide(_teardown(stream, bindings))
+    stream.subscribe(_switch_drafts(bindings.drafts))
+    edge.on_page_hide(_teardown(stream, bindings, dom))
     models, _ = await asyncio.gather(api.list_models(), stream.refresh_chats())
     page.show_models(models)
     chat_id = edge.active_chat_from_url()

@@ -1,85 +1,193 @@
-"""The view's :class:`~app.ui.view.Dom` over the page: keyed message elements, patched in place."""
+"""The view's :class:`~app.ui.view.Dom` over the page: keyed message elements, patched in place.
+
+It also owns what only the page can know: whether the reader is at the bottom of the
+transcript (the view follows the stream only then, through images and late layout too, and
+offers "Jump to latest" otherwise), where keyboard focus was before an element it held was
+replaced, and the finishing touches of finished blocks (:mod:`app.browser.enhance`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
 import js
+from pyodide.ffi import create_once_callable, create_proxy
 
-from app.browser.edge import JsValue, present, query
+from app.browser.edge import JsValue, Listeners, present, query
+from app.browser.enhance import Enhancer
+from app.ui.render import EMPTY_STATE_HTML
 from app.ui.view import Controls, MessagePatch
 
-EMPTY_CHAT_HTML = (
-    '<div class="empty-state">Ask anything. Answers stream in as they are written; '
-    "you can stop, resume or regenerate them.</div>"
-)
+NEAR_BOTTOM_PX = 48
 
 
 class BrowserDom:
     """The view's :class:`~app.ui.view.Dom` over the real page."""
 
-    def __init__(self) -> None:
-        self._js_messages = query("#messages")
+    def __init__(self, enhancer: Enhancer) -> None:
+        self._js_scroller = query("#messages")
+        self._js_column = query("#message-column")
+        self._js_jump = query("[data-action=jump-to-latest]")
         self._js_nodes: dict[str, JsValue] = {}
         self._js_template = js.document.createElement("template")
+        self._enhancer = enhancer
+        self._following = True
+        self._listeners = Listeners()
+        self._listeners.on(self._js_scroller, "scroll", self._on_scroll)
+        self._resize_proxy = create_proxy(self._on_resize)
+        self._js_observer = js.ResizeObserver.new(self._resize_proxy)
+        self._js_observer.observe(self._js_column)
+
+    def teardown(self) -> None:
+        self._listeners.teardown()
+        self._js_observer.disconnect()
+        self._resize_proxy.destroy()
+
+    # --- following the stream ------------------------------------------------------------------
+
+    def follow(self) -> None:
+        """Go to the newest message and keep following it (a new prompt, Jump to latest)."""
+        self._following = True
+        self._to_bottom()
+
+    def _to_bottom(self) -> None:
+        self._js_scroller.scrollTop = self._js_scroller.scrollHeight
+        self._js_jump.hidden = True
+
+    def _at_bottom(self) -> bool:
+        js_list = self._js_scroller
+        gap = js_list.scrollHeight - js_list.scrollTop - js_list.clientHeight
+        return bool(gap < NEAR_BOTTOM_PX)
+
+    def _on_scroll(self, _js_event: JsValue) -> None:
+        # NOTE: our own scrolls land at the bottom, so only the reader can turn following off.
+        self._following = self._at_bottom()
+        self._js_jump.hidden = self._following
+
+    def _on_resize(self, _js_entries: JsValue, _js_observer: JsValue) -> None:
+        # NOTE: the transcript grew or shrank (text, an image that loaded, a table laid out):
+        # stay at the bottom if the reader was there.
+        if self._following:
+            self._to_bottom()
+        else:
+            self._js_jump.hidden = self._at_bottom()
+
+    # --- the view's Dom ------------------------------------------------------------------------
 
     def _node(self, html: str) -> JsValue:
         self._js_template.innerHTML = html
         return self._js_template.content.firstElementChild
 
     def set_html(self, slot: str, html: str) -> None:
-        query(slot).innerHTML = html
+        js_slot = query(slot)
+        with _KeptFocus(js_slot):
+            js_slot.innerHTML = html
 
     def sync_messages(self, order: Sequence[str], changed: Mapping[str, str]) -> None:
-        follow = self._near_bottom()
         for key in set(self._js_nodes) - set(order):
             self._js_nodes.pop(key).remove()
         if not order:
-            self._js_messages.innerHTML = EMPTY_CHAT_HTML
+            self._js_column.innerHTML = EMPTY_STATE_HTML
+            self._following = True
         for key, html in changed.items():
             js_new = self._node(html)
             js_old = self._js_nodes.get(key)
             if js_old is not None:
-                js_old.replaceWith(js_new)
+                with _KeptFocus(js_old, js_new):
+                    js_old.replaceWith(js_new)
             self._js_nodes[key] = js_new
+            self._enhancer.enhance(js_new)
         self._place(order)
-        if follow and changed:
-            self._js_messages.scrollTop = self._js_messages.scrollHeight
+        if self._following:
+            self._to_bottom()
 
     def _place(self, order: Sequence[str]) -> None:
-        for js_placeholder in self._js_messages.querySelectorAll(".skeleton, .empty-state"):
-            js_placeholder.remove()
-        js_expected = self._js_messages.firstElementChild
+        if order:
+            for js_placeholder in self._js_column.querySelectorAll(".skeleton, .empty-state"):
+                js_placeholder.remove()
+        js_expected = self._js_column.firstElementChild
         for key in order:
             js_node = self._js_nodes[key]
             if present(js_expected) and js_node.isSameNode(js_expected):
                 js_expected = js_expected.nextElementSibling
             else:
-                self._js_messages.insertBefore(js_node, js_expected)
+                self._js_column.insertBefore(js_node, js_expected)
 
     def patch_message(self, key: str, patch: MessagePatch) -> None:
         js_message = self._js_nodes[key]
-        follow = self._near_bottom()
         for name, value in patch.attributes or ():
             js_message.setAttribute(name, value)
         if patch.foot_html is not None:
-            js_message.querySelector(".message-foot").outerHTML = patch.foot_html
+            js_foot = js_message.querySelector(".message-foot")
+            with _KeptFocus(js_foot, js_message):
+                js_foot.outerHTML = patch.foot_html
         if patch.append_html:
-            js_message.querySelector(".md-done").insertAdjacentHTML("beforeend", patch.append_html)
+            js_done = js_message.querySelector(".md-done")
+            js_done.insertAdjacentHTML("beforeend", patch.append_html)
+            self._enhancer.enhance(js_done)
         if patch.open_html is not None:
             js_message.querySelector(".md-open").innerHTML = patch.open_html
-        if follow:
-            self._js_messages.scrollTop = self._js_messages.scrollHeight
-
-    def _near_bottom(self) -> bool:
-        js_list = self._js_messages
-        return bool(js_list.scrollHeight - js_list.scrollTop - js_list.clientHeight < 80)
+        if self._following:
+            self._to_bottom()
 
     def set_controls(self, controls: Controls) -> None:
-        query("[data-action=send]").disabled = not controls.can_send
-        query("[data-action=stop]").disabled = not controls.can_stop
+        js_send = query("[data-action=send]")
+        js_stop = query("[data-action=stop]")
+        stop_had_focus = js_stop.isSameNode(js.document.activeElement)
+        js_send.disabled = not controls.can_send
+        js_stop.disabled = not controls.can_stop
+        if stop_had_focus and not controls.can_stop:
+            query("textarea[name=prompt]").focus()  # NOTE: never let focus fall to <body>
 
     def set_draft(self, text: str) -> None:
         js_prompt = query("textarea[name=prompt]")
         if not str(js_prompt.value).strip():
             js_prompt.value = text
+
+    def announce(self, text: str) -> None:
+        js_region = query("[data-announce]")
+        # NOTE: the same words twice in a row must still be spoken: clear, then set.
+        js_region.textContent = ""
+        js.setTimeout(create_once_callable(lambda: _set_text(js_region, text)), 50)
+
+
+def _set_text(js_element: JsValue, text: str) -> None:
+    js_element.textContent = text
+
+
+class _KeptFocus:
+    """Keeps keyboard focus across a replaced element: the control with the same action (and
+    message) in the new element, else the composer, never ``<body>``."""
+
+    def __init__(self, js_old: JsValue, js_new: JsValue = None) -> None:
+        self._js_old = js_old
+        self._js_new = js_new
+        self._selector: str | None = None
+
+    def __enter__(self) -> None:
+        js_active = js.document.activeElement
+        if not present(js_active) or not present(self._js_old):
+            return
+        if not self._js_old.contains(js_active):
+            return
+        action = js_active.getAttribute("data-action")
+        name = js_active.getAttribute("name")
+        if present(action):
+            self._selector = f'[data-action="{js.CSS.escape(action)}"]'
+        elif present(name):
+            self._selector = f'[name="{js.CSS.escape(name)}"]'
+        else:
+            self._selector = ""
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._selector is None:
+            return
+        js_active = js.document.activeElement
+        if present(js_active) and not js.document.body.isSameNode(js_active):
+            return  # NOTE: focus survived (the element was not replaced after all)
+        js_scope = self._js_new if present(self._js_new) else js.document
+        js_target: JsValue = js_scope.querySelector(self._selector) if self._selector else None
+        if present(js_target) and not js_target.disabled:
+            js_target.focus()
+        else:
+            query("textarea[name=prompt]").focus()

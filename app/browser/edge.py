@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine, Mapping
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import js
@@ -61,6 +62,12 @@ def query(selector: str) -> JsValue:
 def now_ms() -> float:
     """A monotonic clock in milliseconds (``performance.now()``)."""
     return float(js.performance.now())
+
+
+def local_now() -> datetime:
+    """Now, in the browser's time zone (Pyodide's own clock knows only UTC)."""
+    offset = -int(js.Date.new().getTimezoneOffset())
+    return datetime.now(timezone(timedelta(minutes=offset)))
 
 
 def request_frame(callback: Callable[[], None]) -> None:

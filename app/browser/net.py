@@ -21,7 +21,8 @@ from typing import Any
 import js
 from pyodide.ffi import JsException
 
-from app.browser.edge import JsValue, js_object, text_or_none
+from app.browser.edge import JsValue, Listeners, js_object, text_or_none
+from app.run.transport import Progress
 from app.wire.api import (
     AttachmentInfo,
     CancelResult,
@@ -210,13 +211,44 @@ class BrowserApi:
     async def list_models(self) -> list[ModelInfo]:
         return [ModelInfo.model_validate(item) for item in await self._json("/api/models")]
 
-    async def upload_attachment(self, file: object) -> AttachmentInfo:
+    async def upload_attachment(
+        self, file: object, on_progress: Progress | None = None
+    ) -> AttachmentInfo:
+        # NOTE: XMLHttpRequest, not fetch: only it reports upload progress.
         js_file: JsValue = file
         js_form = js.FormData.new()
         js_form.append("file", js_file, js_file.name)
-        js_response = await fetch(
-            self._backend.url("/api/attachments"), method="POST", body=js_form
-        )
-        if not js_response.ok:
-            raise await _js_error_body(js_response)
-        return AttachmentInfo.model_validate_json(str(await js_response.text()))
+        js_request = js.XMLHttpRequest.new()
+        js_request.open("POST", self._backend.url("/api/attachments"))
+        js_request.withCredentials = True
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def progressed(js_event: JsValue) -> None:
+            if on_progress is not None and bool(js_event.lengthComputable):
+                on_progress(int(js_event.loaded), int(js_event.total))
+
+        def ended(js_event: JsValue) -> None:
+            if done.done():
+                return
+            if str(js_event.type) == "load":
+                done.set_result(None)
+            else:
+                done.set_exception(TransportError(f"the upload failed ({js_event.type})"))
+
+        listeners = Listeners()
+        listeners.on(js_request.upload, "progress", progressed)
+        for event in ("load", "error", "timeout"):
+            listeners.on(js_request, event, ended)
+        js_request.send(js_form)
+        try:
+            await done
+        except asyncio.CancelledError:
+            js_request.abort()
+            raise
+        finally:
+            listeners.teardown()
+        status, text = int(js_request.status), str(js_request.responseText)
+        if not 200 <= status < 300:
+            retry_after = text_or_none(js_request.getResponseHeader("Retry-After"))
+            raise parse_http_error(status, text, retry_after)
+        return AttachmentInfo.model_validate_json(text)

@@ -1,19 +1,44 @@
-"""The page's controls: the composer, clicks, keys and uploads, bound to the controller."""
+"""The page's controls: the composer, clicks, keys, uploads, drafts, the drawer, bound to the
+controller. What the user sees of them comes from the view; this module reads the DOM, keeps
+what only the page holds (files being uploaded, unsent drafts) and calls the controller."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import js
 from pyodide.ffi import create_once_callable
 
-from app.browser.edge import JsValue, Listeners, present, query, spawn, text_or_none
+from app.browser.dom import BrowserDom
+from app.browser.edge import (
+    JsValue,
+    Listeners,
+    present,
+    query,
+    request_frame,
+    spawn,
+    text_or_none,
+)
 from app.run.chat_stream import SendOptions
 from app.run.transport import ChatApi
-from app.ui.controller import Composer, Controller, key_intent
-from app.wire.api import AttachmentInfo, ModelInfo, SessionInfo
+from app.ui.controller import Composer, Controller, key_intent, shortcut_for
+from app.ui.render import ComposerFile, composer_files_html
+from app.wire.api import AttachmentInfo, ModelInfo, SessionInfo, UploadLimits, human_size
 from app.wire.errors import HttpStatusError, TransportError
+
+SEARCH_DELAY_MS = 250
+FOCUS_AFTER = {  # NOTE: where focus goes once the view shows what an action changed
+    "rename-chat": "input[name=chat-title]",
+    "edit": "textarea[name=edit-prompt]",
+    "cancel-title": "[data-action=rename-chat], textarea[name=prompt]",
+    "cancel-delete": "[data-action=delete-chat], textarea[name=prompt]",
+    "cancel-edit": "textarea[name=prompt]",
+    "delete-chat": "[data-action=cancel-delete]",
+}
+DRAFT_KEY = "riacho.draft."
+NEW_CHAT_DRAFT = "new"
 
 
 def read_composer(attachments: Sequence[AttachmentInfo]) -> Composer:
@@ -89,22 +114,187 @@ def copy_to_clipboard(text: str) -> None:
     js_promise.catch(create_once_callable(lambda _error: None))
 
 
+def show_models(models: Sequence[ModelInfo]) -> None:
+    """Fill the model picker; an unavailable model is listed, disabled, with the reason."""
+    js_select = query("select[name=model]")
+    js_select.innerHTML = ""
+    for model in models:
+        js_option = js.document.createElement("option")
+        js_option.value = model.id
+        if model.available:
+            js_option.textContent = model.label
+        else:
+            reason = model.unavailable_reason or "unavailable right now"
+            js_option.textContent = f"{model.label} — unavailable: {reason}"
+            js_option.disabled = True
+            js_option.title = reason
+        js_select.appendChild(js_option)
+
+
+def _is_typing(js_target: JsValue) -> bool:
+    """Whether a key goes into a field (single-key shortcuts stay out of the way)."""
+    if not present(js_target) or not present(getattr(js_target, "tagName", None)):
+        return False
+    tag = str(js_target.tagName).lower()
+    return tag in ("input", "textarea", "select") or bool(js_target.isContentEditable)
+
+
+class Drafts:
+    """The unsent prompt of each chat, kept in ``localStorage`` so a reload keeps it."""
+
+    def __init__(self) -> None:
+        self._chat: str = NEW_CHAT_DRAFT
+
+    def switch(self, chat_id: str | None, *, made_here: bool = False) -> None:
+        """Keep the composer's text for the chat left; show the draft of ``chat_id``. A chat
+        just made by a send takes the new chat's draft over (the send clears it)."""
+        if made_here and chat_id is not None:
+            self._save(self._chat, "")
+            self._chat = chat_id
+            return
+        js_prompt = query("textarea[name=prompt]")
+        self._save(self._chat, str(js_prompt.value))
+        self._chat = chat_id or NEW_CHAT_DRAFT
+        js_prompt.value = self._load(self._chat)
+        js_prompt.dispatchEvent(js.Event.new("input"))
+
+    def keep(self, text: str) -> None:
+        self._save(self._chat, text)
+
+    def restore(self) -> None:
+        js_prompt = query("textarea[name=prompt]")
+        if not str(js_prompt.value):
+            js_prompt.value = self._load(self._chat)
+
+    @staticmethod
+    def _save(chat: str, text: str) -> None:
+        try:
+            if text.strip():
+                js.localStorage.setItem(DRAFT_KEY + chat, text)
+            else:
+                js.localStorage.removeItem(DRAFT_KEY + chat)
+        except Exception:  # NOTE: storage refused (private mode, quota): drafts are a nicety
+            return
+
+    @staticmethod
+    def _load(chat: str) -> str:
+        try:
+            return text_or_none(js.localStorage.getItem(DRAFT_KEY + chat)) or ""
+        except Exception:
+            return ""
+
+
+class Files:
+    """The composer's files: checked against the server's limits, uploaded with progress,
+    removable at any time (an upload in flight is aborted)."""
+
+    def __init__(self, api: ChatApi, limits: UploadLimits | None, on_change: Callable[[], None]):
+        self._api = api
+        self._limits = limits
+        self._on_change = on_change
+        self.items: list[ComposerFile] = []
+        self._ready: dict[str, AttachmentInfo] = {}
+        self._uploads: dict[str, asyncio.Task[None]] = {}
+        self._count = 0
+
+    @property
+    def uploading(self) -> bool:
+        return bool(self._uploads)
+
+    def attached(self) -> list[AttachmentInfo]:
+        return [self._ready[item.key] for item in self.items if item.key in self._ready]
+
+    def add(self, js_file: JsValue) -> None:
+        self._count += 1
+        key = f"file_{self._count}"
+        name, size, mime = str(js_file.name), int(js_file.size), str(js_file.type or "")
+        preview = str(js.URL.createObjectURL(js_file)) if mime.startswith("image/") else None
+        item = ComposerFile(key, name, size, mime, preview_url=preview)
+        refusal = self._refusal(item)
+        if refusal is not None:
+            self.items.append(replace(item, error=refusal))
+        else:
+            self.items.append(replace(item, progress=0.0))
+            self._uploads[key] = asyncio.ensure_future(self._upload(key, js_file))
+        self._on_change()
+
+    def _refusal(self, item: ComposerFile) -> str | None:
+        limits = self._limits
+        if limits is None:
+            return None
+        if item.size > limits.attachment_max_bytes:
+            return f"{human_size(limits.attachment_max_bytes)} max"
+        if item.mime_type and item.mime_type not in limits.attachment_types:
+            return "this kind of file is not accepted"
+        if len([i for i in self.items if i.error is None]) >= limits.attachments_per_message:
+            return f"at most {limits.attachments_per_message} files per message"
+        return None
+
+    async def _upload(self, key: str, js_file: JsValue) -> None:
+        def progress(sent: int, total: int) -> None:
+            self._update(key, progress=sent / total if total else 0.0)
+
+        try:
+            info = await self._api.upload_attachment(js_file, progress)
+        except (HttpStatusError, TransportError) as error:
+            self._update(key, progress=None, error=error.message)
+        else:
+            self._ready[key] = info
+            self._update(key, progress=None)
+        finally:
+            self._uploads.pop(key, None)
+            self._on_change()
+
+    def _update(self, key: str, **changes: object) -> None:
+        self.items = [replace(i, **changes) if i.key == key else i for i in self.items]  # type: ignore[arg-type]
+        self._on_change()
+
+    def remove(self, key: str) -> None:
+        upload = self._uploads.pop(key, None)
+        if upload is not None:
+            upload.cancel()
+        for item in self.items:
+            if item.key == key and item.preview_url:
+                js.URL.revokeObjectURL(item.preview_url)
+        self.items = [i for i in self.items if i.key != key]
+        self._ready.pop(key, None)
+        self._on_change()
+
+    def clear(self) -> None:
+        for item in list(self.items):
+            self.remove(item.key)
+
+
 class Page:
     """Binds the page's controls to the controller; every listener is torn down together."""
 
-    def __init__(self, controller: Controller, api: ChatApi) -> None:
+    def __init__(
+        self,
+        controller: Controller,
+        api: ChatApi,
+        dom: BrowserDom,
+        limits: UploadLimits | None = None,
+    ) -> None:
         self._controller = controller
         self._api = api
+        self._dom = dom
         self._listeners = Listeners()
-        self._attachments: list[AttachmentInfo] = []
+        self.drafts = Drafts()
+        self._files = Files(api, limits, self._show_files)
+        self._search_timer: int | None = None
 
     def bind(self) -> None:
         on = self._listeners.on
+        js_prompt = query("textarea[name=prompt]")
         on(query("#composer"), "submit", self._on_submit)
-        on(query("textarea[name=prompt]"), "keydown", self._on_prompt_key)
+        on(js_prompt, "keydown", self._on_prompt_key)
+        on(js_prompt, "input", self._on_prompt_input)
         on(js.document, "keydown", self._on_document_key)
+        on(js.document, "submit", self._on_form_submit)
         on(js.document.body, "click", self._on_click)
+        on(js.document.body, "keydown", self._on_edit_key)
         on(query("input[type=file][name=attachments]"), "change", self._on_files)
+        on(query("input[name=chat-search]"), "input", self._on_search)
         for selector in ("[data-action=thinking]", "[data-action=tools]"):
             on(query(selector), "click", self._on_toggle)
 
@@ -120,15 +310,25 @@ class Page:
             "select[name=model]",
             "input[type=file][name=attachments]",
             "[data-action=new-chat]",
+            "input[name=chat-search]",
         ):
             query(selector).disabled = False
+        self.drafts.restore()
+        _autosize(query("textarea[name=prompt]"))
+
+    # --- sending ---------------------------------------------------------------------------------
 
     def _submit(self) -> None:
+        if self._files.uploading:
+            self._dom.announce("Wait until the files have uploaded")
+            return
         js_prompt = query("textarea[name=prompt]")
-        if self._controller.submit(read_composer(self._attachments)):
+        if self._controller.submit(read_composer(self._files.attached())):
             js_prompt.value = ""
-            self._attachments.clear()
-            query("#attachment-list").textContent = ""
+            _autosize(js_prompt)
+            self.drafts.keep("")
+            self._files.clear()
+            self._dom.follow()
 
     def _on_submit(self, js_event: JsValue) -> None:
         js_event.preventDefault()
@@ -142,9 +342,59 @@ class Page:
             js_event.preventDefault()
             self._submit()
 
+    def _on_prompt_input(self, js_event: JsValue) -> None:
+        js_prompt = js_event.target
+        _autosize(js_prompt)
+        self.drafts.keep(str(js_prompt.value))
+
+    # --- keys ------------------------------------------------------------------------------------
+
     def _on_document_key(self, js_event: JsValue) -> None:
-        if key_intent(str(js_event.key), shift=bool(js_event.shiftKey)) == "stop":
-            self._controller.click("stop")
+        key = str(js_event.key)
+        if key == "Escape":
+            self._on_escape(js_event)
+            return
+        modified = bool(js_event.ctrlKey or js_event.altKey or js_event.metaKey)
+        shortcut = shortcut_for(key, typing=_is_typing(js_event.target), modified=modified)
+        if shortcut is None:
+            return
+        js_event.preventDefault()
+        match shortcut:
+            case "new-chat":
+                self._new_chat()
+            case "focus-composer":
+                query("textarea[name=prompt]").focus()
+            case "copy-last":
+                copied = self._controller.copy_last_answer()
+                self._dom.announce("Copied the last answer" if copied else "No answer to copy")
+            case "show-shortcuts":
+                query("#shortcuts").showModal()
+
+    def _on_escape(self, js_event: JsValue) -> None:
+        if bool(query("#shortcuts").open):
+            return  # NOTE: the dialog closes itself
+        if self._controller.cancel_editing():
+            query("textarea[name=prompt]").focus()
+            return
+        if self._drawer_open():
+            self._close_drawer()
+            return
+        if key_intent("Escape", shift=False) == "stop":
+            self._stop()
+
+    def _on_edit_key(self, js_event: JsValue) -> None:
+        """Enter sends an edited prompt, Shift+Enter adds a line; Escape is the document's."""
+        js_target = js_event.target
+        if not present(js_target) or str(js_target.getAttribute("name") or "") != "edit-prompt":
+            return
+        intent = key_intent(
+            str(js_event.key), shift=bool(js_event.shiftKey), composing=bool(js_event.isComposing)
+        )
+        if intent == "send":
+            js_event.preventDefault()
+            self._save_edit(js_target.closest("form"))
+
+    # --- clicks ----------------------------------------------------------------------------------
 
     def _on_click(self, js_event: JsValue) -> None:
         js_target = js_event.target.closest("[data-action], [data-chat-id]")
@@ -153,14 +403,149 @@ class Page:
         chat_id = text_or_none(js_target.getAttribute("data-chat-id"))
         if chat_id is not None and present(js_target.closest("#chat-list")):
             self._controller.select_chat(chat_id)
+            self._close_drawer()
             return
         action = str(js_target.getAttribute("data-action") or "")
-        if action in ("thinking", "tools", "send"):
-            return  # NOTE: toggles have their own listener; Send submits the form.
-        if action == "sign-out":
-            spawn(self._sign_out())
+        message_id = text_or_none(js_target.getAttribute("data-message-id"))
+        handler = self._page_actions().get(action)
+        if handler is not None:
+            handler(js_target)
             return
-        self._controller.click(action, text_or_none(js_target.getAttribute("data-message-id")))
+        if action in ("thinking", "tools", "send", "save-edit", "save-title", "close-shortcuts"):
+            return  # NOTE: toggles have their own listener; submit buttons submit their form.
+        self._controller.click(action, message_id)
+        if action in ("rename-chat", "edit"):
+            request_frame(
+                lambda: _focus_field("input[name=chat-title], textarea[name=edit-prompt]")
+            )
+        elif action in ("cancel-title", "cancel-delete"):
+            request_frame(lambda: _focus_field("[data-action=rename-chat], textarea[name=prompt]"))
+        elif action == "delete-chat":
+            request_frame(lambda: _focus_field("[data-action=cancel-delete]"))
+
+    def _page_actions(self) -> dict[str, Callable[[JsValue], None]]:
+        return {
+            "sign-out": lambda _t: spawn(self._sign_out()),
+            "stop": lambda _t: self._stop(),
+            "new-chat": lambda _t: self._new_chat(),
+            "copy-code": self._copy_code,
+            "suggest": self._suggest,
+            "jump-to-latest": lambda _t: self._dom.follow(),
+            "remove-attachment": self._remove_file,
+            "open-drawer": lambda _t: self._open_drawer(),
+            "close-drawer": lambda _t: self._close_drawer(),
+            "composer-options": self._toggle_options,
+            "shortcuts": lambda _t: query("#shortcuts").showModal(),
+            "confirm-delete": self._confirm_delete,
+        }
+
+    def _stop(self) -> None:
+        self._controller.click("stop")
+        query("textarea[name=prompt]").focus()  # NOTE: focus never falls to <body> after Stop
+
+    def _new_chat(self) -> None:
+        self._controller.click("new-chat")
+        self._close_drawer()
+        query("textarea[name=prompt]").focus()
+
+    def _confirm_delete(self, _js_target: JsValue) -> None:
+        self._controller.click("confirm-delete")
+        query("textarea[name=prompt]").focus()
+
+    def _suggest(self, js_target: JsValue) -> None:
+        prompt = str(js_target.getAttribute("data-prompt") or "")
+        composer = read_composer(self._files.attached())
+        if self._controller.submit(Composer(prompt, composer.options)):
+            self._files.clear()
+            self._dom.follow()
+
+    def _copy_code(self, js_button: JsValue) -> None:
+        js_code = js_button.closest(".code-block").querySelector("code")
+        copy_to_clipboard(str(js_code.textContent))
+        js_button.textContent = "Copied"
+        js_button.setAttribute("aria-label", "Copied")
+
+        def restore() -> None:
+            js_button.textContent = "Copy"
+            js_button.setAttribute("aria-label", "Copy code")
+
+        js.setTimeout(create_once_callable(restore), 2000)
+
+    # --- forms: rename, edit ---------------------------------------------------------------------
+
+    def _on_form_submit(self, js_event: JsValue) -> None:
+        js_form = js_event.target
+        name = str(js_form.getAttribute("name") or "")
+        if name == "rename-chat":
+            js_event.preventDefault()
+            self._controller.save_title(str(js_form.querySelector("input").value))
+            request_frame(lambda: _focus_field("[data-action=rename-chat], textarea[name=prompt]"))
+        elif name == "edit-prompt":
+            js_event.preventDefault()
+            self._save_edit(js_form)
+
+    def _save_edit(self, js_form: JsValue) -> None:
+        message_id = str(js_form.getAttribute("data-message-id") or "")
+        text = str(js_form.querySelector("textarea").value)
+        if self._controller.save_edit(message_id, text):
+            self._dom.follow()
+            query("textarea[name=prompt]").focus()
+
+    # --- search, drawer, options -----------------------------------------------------------------
+
+    def _on_search(self, js_event: JsValue) -> None:
+        query_text = str(js_event.target.value)
+        if self._search_timer is not None:
+            js.clearTimeout(self._search_timer)
+        if not query_text.strip():
+            self._search_timer = None
+            self._controller.search("")
+            return
+        callback = create_once_callable(lambda: self._controller.search(query_text))
+        self._search_timer = int(js.setTimeout(callback, SEARCH_DELAY_MS))
+
+    def _drawer_open(self) -> bool:
+        return bool(query("#app").classList.contains("drawer-open"))
+
+    def _open_drawer(self) -> None:
+        query("#app").classList.add("drawer-open")
+        query("[data-action=open-drawer]").setAttribute("aria-expanded", "true")
+        query("input[name=chat-search]").focus()
+
+    def _close_drawer(self) -> None:
+        if not self._drawer_open():
+            return
+        query("#app").classList.remove("drawer-open")
+        js_open = query("[data-action=open-drawer]")
+        js_open.setAttribute("aria-expanded", "false")
+        if bool(js.getComputedStyle(js_open).display != "none"):
+            js_open.focus()
+
+    def _toggle_options(self, js_button: JsValue) -> None:
+        expanded = str(js_button.getAttribute("aria-expanded")) == "true"
+        js_button.setAttribute("aria-expanded", "false" if expanded else "true")
+        query("#composer").classList.toggle("options-open", not expanded)
+
+    def _on_toggle(self, js_event: JsValue) -> None:
+        js_button = js_event.currentTarget
+        pressed = str(js_button.getAttribute("aria-pressed")) == "true"
+        js_button.setAttribute("aria-pressed", "false" if pressed else "true")
+
+    # --- files -----------------------------------------------------------------------------------
+
+    def _on_files(self, js_event: JsValue) -> None:
+        js_files = js_event.target.files
+        for index in range(int(js_files.length)):
+            self._files.add(js_files.item(index))
+        js_event.target.value = ""
+
+    def _remove_file(self, js_target: JsValue) -> None:
+        key = str(js_target.getAttribute("data-file-key") or "")
+        self._files.remove(key)
+        query("textarea[name=prompt]").focus()
+
+    def _show_files(self) -> None:
+        query("#attachment-list").innerHTML = composer_files_html(tuple(self._files.items))
 
     async def _sign_out(self) -> None:
         try:
@@ -168,35 +553,19 @@ class Page:
         finally:
             js.location.reload()
 
-    def _on_toggle(self, js_event: JsValue) -> None:
-        js_button = js_event.currentTarget
-        pressed = str(js_button.getAttribute("aria-pressed")) == "true"
-        js_button.setAttribute("aria-pressed", "false" if pressed else "true")
 
-    def _on_files(self, js_event: JsValue) -> None:
-        js_files = js_event.target.files
-        files = [js_files.item(i) for i in range(int(js_files.length))]
-        js_event.target.value = ""
-        spawn(self._upload(files))
-
-    async def _upload(self, js_files: list[JsValue]) -> None:
-        js_note = query("#attachment-list")
-        for js_file in js_files:
-            try:
-                info = await self._api.upload_attachment(js_file)
-            except (HttpStatusError, TransportError) as error:
-                js_note.textContent = f"{js_file.name}: {error.message} ({error.code})"
-                continue
-            self._attachments.append(info)
-            js_note.textContent = f"Attached: {len(self._attachments)} file(s)"
+def _focus_field(selectors: str) -> None:
+    """Focus the first of ``selectors`` that is on the page (selecting a text field's words)."""
+    for selector in selectors.split(","):
+        js_element = js.document.querySelector(selector.strip())
+        if present(js_element):
+            js_element.focus()
+            if str(js_element.tagName).lower() == "input":
+                js_element.select()
+            return
 
 
-def show_models(models: Sequence[ModelInfo]) -> None:
-    """Fill the model picker (unavailable models stay visible)."""
-    js_select = query("select[name=model]")
-    js_select.innerHTML = ""
-    for model in models:
-        js_option = js.document.createElement("option")
-        js_option.value = model.id
-        js_option.textContent = model.label
-        js_select.appendChild(js_option)
+def _autosize(js_prompt: JsValue) -> None:
+    """The composer grows with its text (up to the CSS max-height), then scrolls."""
+    js_prompt.style.height = "auto"
+    js_prompt.style.height = f"{int(js_prompt.scrollHeight) + 2}px"

@@ -17,7 +17,7 @@ compaction, attachments, a run's cancel and status (SPEC §4).
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from typing import Protocol
 
 from app.wire.api import (
@@ -33,6 +33,7 @@ from app.wire.api import (
 )
 
 ByteStream = AsyncGenerator[bytes, None]
+Progress = Callable[[int, int], None]
 
 
 class StreamTransport(Protocol):
@@ -95,6 +96,9 @@ class ChatApi(Protocol):
         """``GET /api/models``."""
         ...
 
-    async def upload_attachment(self, file: object) -> AttachmentInfo:
-        """``POST /api/attachments`` with one file (the shell's own file object)."""
+    async def upload_attachment(
+        self, file: object, on_progress: Progress | None = None
+    ) -> AttachmentInfo:
+        """``POST /api/attachments`` with one file (the shell's own file object), reporting
+        ``on_progress(bytes_sent, bytes_total)`` as it goes; cancelling aborts the upload."""
         ...

@@ -7,8 +7,23 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from app.run.chat_stream import ChatStream, SendOptions
+from app.state.state import Editing
 
 KeyIntent = Literal["send", "stop", "newline", "none"]
+Shortcut = Literal["new-chat", "focus-composer", "copy-last", "show-shortcuts"]
+SHORTCUTS: dict[str, Shortcut] = {
+    "n": "new-chat",
+    "/": "focus-composer",
+    "c": "copy-last",
+    "?": "show-shortcuts",
+}
+
+
+def shortcut_for(key: str, *, typing: bool, modified: bool) -> Shortcut | None:
+    """A single-key shortcut (never while typing in a field or with Ctrl, Alt or Meta)."""
+    if typing or modified:
+        return None
+    return SHORTCUTS.get(key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +58,38 @@ class Controller:
         """Show a chat from the list."""
         self._stream.select_chat(chat_id)
 
+    def save_title(self, title: str) -> None:
+        """The renamed title of the active chat (blank or unchanged: nothing is asked)."""
+        chat_id = self._stream.get_state().active_chat_id
+        if chat_id is not None:
+            self._stream.rename_chat(chat_id, title)
+
+    def save_edit(self, message_id: str, prompt: str) -> bool:
+        """Send an edited prompt as a new branch; ``True`` when it was taken."""
+        return self._stream.edit(message_id, prompt) is not None
+
+    def search(self, query: str) -> None:
+        """The chat search's words changed."""
+        self._stream.search(query)
+
+    def copy_last_answer(self) -> bool:
+        """Copy the last completed answer on screen; ``False`` when there is none."""
+        state = self._stream.get_state()
+        chat = state.active_chat
+        for message in reversed(state.messages):
+            run = None if chat is None else chat.shown_run(message)
+            if run is not None and run.status == "completed":
+                self._copy_text(run.text)
+                return True
+        return False
+
+    def cancel_editing(self) -> bool:
+        """Escape: end an in-place edit; ``True`` if one was going on."""
+        if self._stream.get_state().editing == Editing():
+            return False
+        self._stream.set_editing(Editing())
+        return True
+
     def click(self, action: str, message_id: str | None = None) -> None:
         """A ``[data-action]`` button was pressed (on the message ``message_id``, if any)."""
         if message_id is not None and self._on_message(action, message_id):
@@ -52,6 +99,16 @@ class Controller:
                 self._stream.stop()
             case "new-chat":
                 self._stream.new_chat()
+            case "rename-chat":
+                self._stream.set_editing(Editing(title=True))
+            case "delete-chat":
+                self._stream.set_editing(Editing(confirm_delete=True))
+            case "confirm-delete":
+                chat_id = self._stream.get_state().active_chat_id
+                if chat_id is not None:
+                    self._stream.delete_chat(chat_id)
+            case "cancel-title" | "cancel-delete" | "cancel-edit":
+                self._stream.set_editing(Editing())
             case "dismiss-error":
                 self._stream.dismiss_error()
             case "dismiss-toast":
@@ -69,6 +126,10 @@ class Controller:
                 self._stream.regenerate(message_id)
             case "attempt-prev" | "attempt-next":
                 self._show_attempt(message_id, -1 if action == "attempt-prev" else 1)
+            case "branch-prev" | "branch-next":
+                self._show_branch(message_id, -1 if action == "branch-prev" else 1)
+            case "edit":
+                self._stream.set_editing(Editing(message_id=message_id))
             case "copy":
                 self._copy(message_id)
             case _:
@@ -81,6 +142,13 @@ class Controller:
         if message is not None:
             index = min(max(message.shown + step, 0), len(message.run_ids) - 1)
             self._stream.show_attempt(message.id, index)
+
+    def _show_branch(self, message_id: str, step: int) -> None:
+        chat = self._stream.get_state().active_chat
+        message = None if chat is None else chat.find_message(message_id)
+        if chat is not None and message is not None:
+            index, count = chat.branch_of(message)
+            self._stream.show_branch(message.id, min(max(index + step, 0), count - 1))
 
     def _copy(self, message_id: str) -> None:
         chat = self._stream.get_state().active_chat

@@ -4,6 +4,15 @@ Links and images may only use ``http:``, ``https:`` or ``mailto:``; images may a
 ``data:image/png|jpeg|gif|webp``. Links open in a new tab with ``rel="noopener noreferrer"``.
 An unclosed code fence already renders as code (CommonMark closes it at the end of input), so a
 streaming answer never shows a paragraph that later flips into a code block.
+
+- Code: fenced and indented code become :func:`app.ui.code.code_block_html` (a language label,
+  and a Copy button once the block is finished).
+- Math (mdit-py-plugins): ``$…$`` and ``\\(…\\)`` inline; ``$$…$$`` and ``\\[…\\]`` display. The
+  TeX stays as escaped text of ``<span class="math" data-math="inline">``, of
+  ``<div class="math" data-math="display">`` on lines of its own, or of
+  ``<span class="math" data-math="display">`` inside a paragraph; the page typesets it (KaTeX).
+- Streaming: :func:`split_blocks` cuts finished top-level blocks from the open one;
+  :func:`with_cursor` puts the cursor at the end of the open block's innermost last element.
 """
 
 from __future__ import annotations
@@ -12,9 +21,15 @@ import re
 from collections.abc import Sequence
 
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml, unescapeAll
 from markdown_it.renderer import RendererHTML
+from markdown_it.rules_block import StateBlock
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+from mdit_py_plugins.texmath.index import RuleDictType, make_inline_func, rules
+
+from app.ui.code import code_block_html
 
 _LINK_URL = re.compile(r"^(?:https?:|mailto:)", re.IGNORECASE)
 _IMAGE_DATA_URL = re.compile(r"^data:image/(?:png|jpeg|gif|webp)[;,]", re.IGNORECASE)
@@ -59,25 +74,156 @@ def _render_image(
     return str(renderer.image(tokens, idx, options, env))
 
 
+def _render_code(
+    renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    token = tokens[idx]
+    finished = bool(env.get("finished", True))
+    return code_block_html(token.content, unescapeAll(token.info), finished=finished)
+
+
+# --- math ---------------------------------------------------------------------------------------
+
+# NOTE: every token type dollarmath and texmath (any delimiters, any options) can emit, even
+# those the options below never produce: a math token without a rule would render as <math>.
+INLINE_MATH_TOKENS = ("math_inline", "math_single")
+DISPLAY_MATH_TOKENS = ("math_inline_double", "math_block", "math_block_eqno", "math_block_label")
+
+_BRACKET_INLINE = rules["brackets"]["inline"][0]  # texmath's \(…\)
+_BRACKET_DISPLAY_INLINE: RuleDictType = {
+    "name": "math_inline_double",  # \[…\] inside a paragraph, like $$…$$ there
+    "rex": re.compile(r"^\\\[(.+?)\\\]", re.DOTALL),
+    "tmpl": "",
+    "tag": "\\[",
+}
+
+
+def _add_math(md: MarkdownIt) -> None:
+    # NOTE: pandoc's rule for `$`: no space just inside the dollars and no digit just after the
+    # closing one, so "$5 and $10" stays text. Blank lines end display math (as in LaTeX), so a
+    # blank line stays a block boundary for split_blocks. A label after `$$…$$` stays text.
+    dollarmath_plugin(
+        md,
+        allow_space=False,
+        allow_digits=False,
+        allow_blank_lines=False,
+        allow_labels=False,
+        double_inline=True,
+    )
+    # NOTE: texmath_plugin(md, delimiters="brackets") is not called: its \[…\] block rule drops
+    # any text after `\]` on its line, takes an equation label from a later line (even past a
+    # blank one) and leaves no line map. Its \(…\) rule is used as is; \[…\] follows
+    # dollarmath's rules for $$…$$ (_bracket_math_block, and inline as above).
+    md.inline.ruler.before("escape", "math_inline_bracket", make_inline_func(_BRACKET_INLINE))
+    md.inline.ruler.before(
+        "escape", "math_display_bracket", make_inline_func(_BRACKET_DISPLAY_INLINE)
+    )
+    md.block.ruler.before("fence", "math_block_bracket", _bracket_math_block)
+    for token_type in INLINE_MATH_TOKENS + DISPLAY_MATH_TOKENS:
+        md.add_render_rule(token_type, _render_math)
+
+
+def _render_math(
+    renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    token = tokens[idx]
+    mode = "inline" if token.type in INLINE_MATH_TOKENS else "display"
+    tag = "div" if token.block else "span"
+    # NOTE: an equation label (math_block_eqno/_label) is never parsed with the options above.
+    tex = escapeHtml(token.content.strip())
+    line_end = "\n" if token.block else ""
+    return f'<{tag} class="math" data-math="{mode}">{tex}</{tag}>{line_end}'
+
+
+def _line_text(state: StateBlock, line: int) -> str:
+    return state.src[state.bMarks[line] + state.tShift[line] : state.eMarks[line]]
+
+
+def _bracket_math_block(state: StateBlock, start_line: int, end_line: int, silent: bool) -> bool:
+    """``\\[ … \\]`` display math on lines of its own: closed by a line ending in ``\\]``."""
+    opening = _line_text(state, start_line).rstrip()
+    if state.is_code_block(start_line) or not opening.startswith("\\["):
+        return False
+    last = _closing_line(state, start_line, end_line)
+    if last is None:
+        return False
+    if not silent:
+        token = state.push("math_block", "math", 0)
+        token.block = True
+        token.content = state.getLines(start_line, last + 1, state.blkIndent, False).strip()[2:-2]
+        token.markup = "\\["
+        token.map = [start_line, last + 1]
+    state.line = last + 1
+    return True
+
+
+def _closing_line(state: StateBlock, start_line: int, end_line: int) -> int | None:
+    """The line closing the ``\\[`` opened on ``start_line``; None if a blank line comes first."""
+    rest = _line_text(state, start_line).rstrip()[2:]
+    if rest.endswith("\\]"):
+        return start_line
+    if "\\]" in rest:
+        return None  # NOTE: text after `\]`: a paragraph, with inline display math
+    for line in range(start_line + 1, end_line):
+        if state.isEmpty(line):
+            return None
+        if _line_text(state, line).rstrip().endswith("\\]"):
+            return line
+    return None
+
+
+# --- the parser ---------------------------------------------------------------------------------
+
+
 def _parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
     md.enable("strikethrough")
     md.validateLink = _validate_link  # type: ignore[method-assign]
     md.add_render_rule("link_open", _render_link_open)
     md.add_render_rule("image", _render_image)
+    md.add_render_rule("fence", _render_code)
+    md.add_render_rule("code_block", _render_code)
+    _add_math(md)
     return md
 
 
 _MD = _parser()
 
 
-def render_markdown(text: str) -> str:
-    """Safe HTML for ``text``."""
-    return str(_MD.render(text))
+def render_markdown(text: str, *, finished: bool = True) -> str:
+    """Safe HTML for ``text``; ``finished=False`` while the text may still grow (no Copy)."""
+    return str(_MD.render(text, {"finished": finished}))
 
 
-_BLOCK_PARSER = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
-_BLOCK_PARSER.core.ruler.disable(["inline", "text_join"])  # NOTE: block structure only
+# --- linear rendering: finished blocks and the open one ------------------------------------------
+
+
+def _open_display_math(state: StateBlock, start_line: int, end_line: int, silent: bool) -> bool:
+    """(split_blocks only) Display math that a line yet to come may close: one block to the end.
+
+    NOTE: an unclosed ``$$``/``\\[`` line is a paragraph, which a list item or heading on the
+    next line would interrupt; once closed, all of it is one math block. Only a blank line makes
+    the paragraph final, since display math never spans one. (A line that can never open math,
+    such as ``$$a$$ b``, is kept open too: merging blocks costs re-rendering, never correctness.)
+    """
+    if not _line_text(state, start_line).startswith(("$$", "\\[")):
+        return False
+    if any(state.isEmpty(line) for line in range(start_line + 1, end_line)):
+        return False
+    if not silent:
+        state.push("open_display_math", "", 0).map = [start_line, end_line]
+    state.line = end_line
+    return True
+
+
+def _block_parser() -> MarkdownIt:
+    md = _parser()
+    md.core.ruler.disable(["inline", "text_join"])  # NOTE: block structure only
+    md.block.ruler.after("math_block_bracket", "open_display_math", _open_display_math)
+    return md
+
+
+_BLOCK_PARSER = _block_parser()
 _LINE_END = re.compile(r"\r\n?|\n")  # the line ends markdown-it normalises
 
 
@@ -110,3 +256,20 @@ def _line_offset(text: str, line: int) -> int:
         if number == line:
             return match.end()
     return len(text)
+
+
+# --- the streaming cursor -----------------------------------------------------------------------
+
+CURSOR = '<span class="cursor" aria-hidden="true"></span>'
+_CLOSING_RUN = re.compile(r"(?:</[a-z][a-z0-9]*>\s*)+\Z")
+_MATH_TEXT_AT_END = re.compile(r'<(?:span|div) class="math"[^>]*>[^<]*\Z')
+
+
+def with_cursor(html: str) -> str:
+    """``html`` with :data:`CURSOR` at the end of its innermost last element (or at the end)."""
+    closing = _CLOSING_RUN.search(html)
+    at = closing.start() if closing else len(html)
+    if _MATH_TEXT_AT_END.search(html, 0, at):
+        # NOTE: not inside math: its text is TeX, which the page replaces when typesetting it.
+        at = html.index(">", at) + 1
+    return html[:at] + CURSOR + html[at:]

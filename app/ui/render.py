@@ -8,8 +8,11 @@ part appeared; the other parts (thinking, tool calls, images, markers) keep thei
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, tzinfo
 from html import escape
-from typing import Any
+from typing import Any, Final
 
 from app.state.parts import (
     ContinuationPart,
@@ -20,9 +23,45 @@ from app.state.parts import (
     ThinkingPart,
     ToolCallPart,
 )
-from app.state.state import ChatState, ContextInfo, ErrorInfo, MessageState, RunState, State
+from app.state.state import (
+    ContextInfo,
+    ErrorInfo,
+    MessageState,
+    RunState,
+    State,
+)
 from app.state.trace import format_trace
 from app.ui.markdown import is_safe_image
+from app.wire.api import AttachmentInfo, human_size
+
+# NOTE: 24x24 stroke icons (currentColor); every icon button also carries an aria-label.
+ICONS: Final = {
+    "copy": '<rect x="9" y="9" width="11" height="11" rx="2"/><path d="M5 15V6a2 2 0 0 1 2-2h9"/>',
+    "regenerate": '<path d="M20 12a8 8 0 1 1-2.34-5.66"/><path d="M20 4v5h-5"/>',
+    "resume": '<path d="M8 5l11 7-11 7z"/>',
+    "edit": '<path d="M4 20h4L19 9l-4-4L4 16z"/><path d="M13 7l4 4"/>',
+    "delete": '<path d="M4 7h16M10 11v6M14 11v6M9 7V4h6v3M6 7l1 13h10l1-13"/>',
+    "rename": '<path d="M4 20h4L19 9l-4-4L4 16z"/>',
+    "prev": '<path d="M15 6l-6 6 6 6"/>',
+    "next": '<path d="M9 6l6 6-6 6"/>',
+    "close": '<path d="M6 6l12 12M18 6L6 18"/>',
+    "file": '<path d="M6 3h8l4 4v14H6z"/><path d="M14 3v4h4"/>',
+}
+
+
+def icon(name: str) -> str:
+    """An inline SVG icon, hidden from assistive technology (its button has the words)."""
+    return f'<svg class="icon" aria-hidden="true" viewBox="0 0 24 24">{ICONS[name]}</svg>'
+
+
+def icon_button(action: str, label: str, name: str, extra: str = "", *, text: str = "") -> str:
+    """A button with an icon, an accessible name and a tooltip (and visible ``text`` if any)."""
+    words = f"<span>{escape(text)}</span>" if text else ""
+    return (
+        f'<button type="button" class="icon-button"{attr("data-action", action)}'
+        f"{attr('aria-label', label)}{attr('title', label)}{extra}>{icon(name)}{words}</button>"
+    )
+
 
 ERROR_TEXT = {
     "invalid_body": "The request was not understood by the server.",
@@ -63,6 +102,30 @@ INTERRUPTED_TEXT = {
 }
 
 
+SUGGESTIONS: Final = (
+    ("Explain", "Explain how a river forms, with a table of the five longest rivers"),
+    ("Code", "Write a Python function that checks whether a word is a palindrome"),
+    ("Math", "Show the quadratic formula and solve x^2 - 5x + 6 = 0"),
+    ("Image", "Draw a river at dawn, winding through a green valley"),
+)
+
+
+def empty_state_html() -> str:
+    """The empty chat: what Riacho does, and a few prompts to start with."""
+    buttons = "".join(
+        f'<li><button type="button" class="suggestion" data-action="suggest"'
+        f'{attr("data-prompt", prompt)}><span class="suggestion-kind">{escape(kind)}</span>'
+        f"<span>{escape(prompt)}</span></button></li>"
+        for kind, prompt in SUGGESTIONS
+    )
+    return (
+        '<div class="empty-state"><h2>What shall we talk about?</h2>'
+        "<p>Answers stream in as they are written; you can stop, resume, regenerate or edit "
+        "them, and nothing that arrived is ever lost.</p>"
+        f'<ul class="suggestions" aria-label="Suggestions">{buttons}</ul></div>'
+    )
+
+
 def attr(name: str, value: object) -> str:
     """One escaped HTML attribute."""
     return f' {name}="{escape(str(value), quote=True)}"'
@@ -74,6 +137,9 @@ def human_error(error: ErrorInfo) -> str:
     if error.retry_after:
         text += f" Try again in {error.retry_after:g} s."
     return text
+
+
+EMPTY_STATE_HTML: Final = empty_state_html()
 
 
 def banner_html(state: State) -> str:
@@ -88,24 +154,95 @@ def banner_html(state: State) -> str:
     )
 
 
-def chat_title_html(chat: ChatState | None) -> str:
-    """The active chat's title for the top bar."""
-    return escape((chat.title if chat else "") or "New chat")
+def chat_head_html(state: State) -> str:
+    """The top bar's chat title with Rename and Delete (for a chat the server has), the title
+    as a text field while it is renamed, or the delete confirmation."""
+    chat = state.active_chat
+    title = (chat.title if chat else "") or "New chat"
+    if chat is None or chat.chat_id not in state.chat_order:
+        return f'<h1 class="chat-title">{escape(title)}</h1>'
+    if state.editing.title:
+        return (
+            '<form class="rename-form" name="rename-chat">'
+            '<input name="chat-title" maxlength="200" aria-label="Chat title"'
+            f"{attr('value', title)}>"
+            '<button type="submit" data-action="save-title">Save</button>'
+            '<button type="button" data-action="cancel-title">Cancel</button></form>'
+        )
+    if state.editing.confirm_delete:
+        return (
+            f'<p class="confirm" role="alert">Delete “{escape(title)}” and all its messages?</p>'
+            '<button type="button" class="danger" data-action="confirm-delete">Delete</button>'
+            '<button type="button" data-action="cancel-delete">Keep</button>'
+        )
+    return (
+        f'<h1 class="chat-title">{escape(title)}</h1>'
+        + icon_button("rename-chat", "Rename chat", "rename", text="Rename")
+        + icon_button("delete-chat", "Delete chat", "delete", text="Delete")
+    )
 
 
-def chat_list_html(state: State) -> str:
-    """The chat list; the active chat carries ``aria-current="true"``."""
-    items = []
+def chat_list_html(state: State, now: datetime | None = None) -> str:
+    """The chat list grouped by day (newest first), or the search's results; the active chat
+    carries ``aria-current="true"``."""
+    search = state.search
+    if search is not None:
+        if search.chat_ids is None:
+            return '<p class="list-note" role="status">Searching…</p>'
+        if not search.chat_ids:
+            return (
+                f'<p class="list-note" role="status">No chat contains “{escape(search.query)}”.</p>'
+            )
+        return _chat_group("Results", search.chat_ids, state)
+    if not state.chat_order:
+        return '<p class="list-note">Your chats will be listed here.</p>'
+    moment = now or datetime.now().astimezone()
+    groups: dict[str, list[str]] = {}
     for chat_id in state.chat_order:
+        chat = state.chats.get(chat_id)
+        updated = None if chat is None else chat.updated_at
+        groups.setdefault(day_label(updated, moment), []).append(chat_id)
+    return "".join(_chat_group(label, ids, state) for label, ids in groups.items())
+
+
+def _chat_group(label: str, chat_ids: tuple[str, ...] | list[str], state: State) -> str:
+    items = []
+    for chat_id in chat_ids:
         chat = state.chats.get(chat_id)
         title = (chat.title if chat else "") or "New chat"
         current = attr("aria-current", "true") if chat_id == state.active_chat_id else ""
-        live = " ●" if chat is not None and chat.is_generating else ""
-        items.append(
-            f'<button type="button"{attr("data-chat-id", chat_id)}{current}>'
-            f"{escape(title)}{live}</button>"
+        live = (
+            '<span class="live-dot" role="img" aria-label="answering"></span>'
+            if chat is not None and chat.is_generating
+            else ""
         )
-    return "".join(items)
+        items.append(
+            f'<li><button type="button" class="chat-item"{attr("data-chat-id", chat_id)}{current}>'
+            f'<span class="chat-item-title">{escape(title)}</span>{live}</button></li>'
+        )
+    return (
+        f'<section class="chat-group"><h2 class="chat-group-label">{escape(label)}</h2>'
+        f"<ul>{''.join(items)}</ul></section>"
+    )
+
+
+def day_label(updated_at: float | None, now: datetime) -> str:
+    """The day a chat was last active, as the list groups it: Today, Yesterday, a date."""
+    tz: tzinfo | None = now.tzinfo
+    day = now.date() if updated_at is None else datetime.fromtimestamp(updated_at, tz).date()
+    today = now.date()
+    if day >= today:
+        return "Today"
+    if day == today - timedelta(days=1):
+        return "Yesterday"
+    if day > today - timedelta(days=7):
+        return f"{day:%A}"
+    return _date_words(day, today)
+
+
+def _date_words(day: date, today: date) -> str:
+    words = f"{day:%A}, {day.day} {day:%B}"
+    return words if day.year == today.year else f"{words} {day.year}"
 
 
 def context_html(info: ContextInfo | None) -> str:
@@ -142,12 +279,136 @@ def toast_html(state: State) -> str:
     )
 
 
-def user_message_html(message: MessageState) -> str:
-    """A user message."""
+@dataclass(frozen=True, slots=True)
+class PromptView:
+    """A user message as shown: its branch position, and whether it is being edited."""
+
+    message: MessageState
+    branch: tuple[int, int] = (0, 1)  # (index, count) among the prompts after the same answer
+    editing: bool = False
+    can_edit: bool = True  # not while the chat is answering
+
+
+AttachmentSrc = Callable[[str], str]
+"""The URL a sent attachment's bytes are read from (for image previews)."""
+
+
+def user_message_html(view: PromptView | MessageState, src: AttachmentSrc | None = None) -> str:
+    """A user message: the prompt (or its edit form), its attachments, Edit and the branch
+    switcher."""
+    if isinstance(view, MessageState):
+        view = PromptView(view)
+    message = view.message
+    key = attr("data-message-id", message.id)
+    if view.editing:
+        body = (
+            f'<form class="edit-form" name="edit-prompt"{key}>'
+            '<textarea name="edit-prompt" rows="3" aria-label="Edit your message">'
+            f"{escape(message.text)}</textarea>"
+            '<div class="edit-actions"><button type="button" data-action="cancel-edit">Cancel'
+            f'</button><button type="submit" data-action="save-edit"{key}>Send</button></div>'
+            "</form>"
+        )
+    else:
+        body = f'<div class="bubble">{escape(message.text)}</div>'
+    files = sent_attachments_html(message.attachments, src) if message.attachments else ""
     return (
-        f'<article class="message" data-role="user"{attr("data-message-id", message.id)}>'
-        f"{escape(message.text)}</article>"
+        f'<article class="message" data-role="user"{key}>{body}{files}'
+        f"{'' if view.editing else _prompt_actions(view)}</article>"
     )
+
+
+def _prompt_actions(view: PromptView) -> str:
+    key = attr("data-message-id", view.message.id)
+    disabled = "" if view.can_edit else " disabled"
+    buttons = [icon_button("edit", "Edit message", "edit", key + disabled)]
+    index, count = view.branch
+    if count > 1:
+        buttons.append(_switcher("branch", "branch", key, index, count))
+    return f'<div class="message-actions prompt-actions">{"".join(buttons)}</div>'
+
+
+def _switcher(action: str, noun: str, key: str, index: int, count: int) -> str:
+    """Previous, "n / m", next: the switcher of attempts and of branches."""
+    prev_off = " disabled" if index == 0 else ""
+    next_off = " disabled" if index >= count - 1 else ""
+    return (
+        '<span class="switcher">'
+        + icon_button(f"{action}-prev", f"Previous {noun}", "prev", key + prev_off)
+        + f'<span class="switcher-label">{index + 1} / {count}</span>'
+        + icon_button(f"{action}-next", f"Next {noun}", "next", key + next_off)
+        + "</span>"
+    )
+
+
+def sent_attachments_html(
+    attachments: tuple[AttachmentInfo, ...], src: AttachmentSrc | None
+) -> str:
+    """The files sent with a prompt: images previewed, every file named with its size."""
+    items = []
+    for item in attachments:
+        preview = (
+            f'<img class="chip-preview"{attr("src", src(item.attachment_id))}'
+            ' alt="" loading="lazy">'
+            if src is not None and item.mime_type.startswith("image/")
+            else icon("file")
+        )
+        items.append(
+            f'<li class="chip">{preview}<span class="chip-name">{escape(item.name)}</span>'
+            f'<span class="chip-size">{escape(human_size(item.size))}</span></li>'
+        )
+    return f'<ul class="sent-attachments" aria-label="Attachments">{"".join(items)}</ul>'
+
+
+@dataclass(frozen=True, slots=True)
+class ComposerFile:
+    """A file in the composer: uploading (``progress`` 0-1), attached, or refused."""
+
+    key: str
+    name: str
+    size: int
+    mime_type: str = ""
+    progress: float | None = None  # while uploading
+    error: str | None = None  # why it was refused
+    preview_url: str | None = None  # a local image preview
+
+
+def composer_files_html(files: tuple[ComposerFile, ...]) -> str:
+    """The composer's attachment chips: name, size, progress or error, and Remove."""
+    return "".join(_composer_chip(item) for item in files)
+
+
+def _composer_chip(item: ComposerFile) -> str:
+    name = escape(item.name)
+    preview = (
+        f'<img class="chip-preview"{attr("src", item.preview_url)} alt="">'
+        if item.preview_url and is_safe_preview(item.preview_url)
+        else icon("file")
+    )
+    if item.error is not None:
+        state, note = "error", f'<span class="chip-error">{escape(item.error)}</span>'
+    elif item.progress is not None:
+        percent = round(min(max(item.progress, 0.0), 1.0) * 100)
+        state = "uploading"
+        note = (
+            f'<progress max="100"{attr("value", percent)}'
+            f"{attr('aria-label', f'Uploading {item.name}')}></progress>"
+        )
+    else:
+        state, note = "ready", ""
+    remove = icon_button(
+        "remove-attachment", f"Remove {item.name}", "close", attr("data-file-key", item.key)
+    )
+    return (
+        f'<li class="chip"{attr("data-file-state", state)}>{preview}'
+        f'<span class="chip-name">{name}</span>'
+        f'<span class="chip-size">{escape(human_size(item.size))}</span>{note}{remove}</li>'
+    )
+
+
+def is_safe_preview(url: str) -> bool:
+    """A local preview is an object URL the page made (never a remote address)."""
+    return url.startswith("blob:")
 
 
 def pending_answer_html(message: MessageState) -> str:
@@ -197,25 +458,27 @@ def parts_html(run: RunState, answer_html: str) -> str:
                 pieces.append(f'<div class="message-text">{answer_html}</div>')
                 text_placed = True
             continue
-        pieces.append(part_html(part, open_block=run.is_live and index == last))
+        pieces.append(
+            part_html(part, open_block=run.is_live and index == last, run_live=run.is_live)
+        )
     if not text_placed:
         # NOTE: the same element as with text, so the first delta patches it in place.
         pieces.append(f'<div class="message-text">{answer_html}</div>')
     return "".join(pieces)
 
 
-def part_html(part: Part, *, open_block: bool = False) -> str:
-    """One non-text part."""
+def part_html(part: Part, *, open_block: bool = False, run_live: bool = True) -> str:
+    """One non-text part (``open_block``: it is the last part of a live run)."""
     match part:
         case ThinkingPart():
             opened = " open" if open_block else ""
             return (
                 f'<details class="thinking" data-part="thinking"{opened}>'
-                "<summary>Thinking</summary>"
+                f"<summary>{escape(thinking_label(part, still_open=open_block))}</summary>"
                 f'<div class="thinking-text">{escape(part.text)}</div></details>'
             )
         case ToolCallPart():
-            return tool_call_html(part)
+            return tool_call_html(part, run_live=run_live)
         case ImagePart():
             return image_html(part)
         case ContinuationPart():
@@ -233,6 +496,34 @@ def part_html(part: Part, *, open_block: bool = False) -> str:
     return ""  # pragma: no cover - TextPart is placed by parts_html
 
 
+def thinking_label(part: ThinkingPart, *, still_open: bool) -> str:
+    """ "Thinking…" while it streams, then "Thought for 3 s" (the same after a reload: the
+    duration is folded from the events), or "Thoughts" when the server sent no times."""
+    if still_open:
+        return "Thinking…"
+    duration = part.duration_ms
+    if duration is None:
+        return "Thoughts"
+    seconds = round(duration / 1000)
+    return "Thought for less than a second" if seconds < 1 else f"Thought for {seconds} s"
+
+
+TOOL_WORDS: Final = {
+    "streaming": "Preparing…",
+    "completed": "Running…",
+    "done": "Done",
+    "error": "Failed",
+}
+"""A tool call's status in words (the ``data-tool-status`` hook keeps the state's name)."""
+
+
+def tool_status_words(part: ToolCallPart, *, run_live: bool) -> str:
+    """The same words from start to end; a call the answer left unfinished says so."""
+    if not run_live and part.status in ("streaming", "completed"):
+        return "Not finished"
+    return TOOL_WORDS[part.status]
+
+
 def _json_text(value: Any) -> str:
     try:
         return json.dumps(value, indent=2, ensure_ascii=False)
@@ -240,21 +531,23 @@ def _json_text(value: Any) -> str:
         return str(value)
 
 
-def tool_call_html(part: ToolCallPart) -> str:
+def tool_call_html(part: ToolCallPart, *, run_live: bool = True) -> str:
     """A tool call: name, live arguments, status, result."""
     result = ""
     if part.status in ("done", "error"):
         kind = "tool-result error" if part.is_error else "tool-result"
         result = (
             '<details class="tool-result-box"><summary>Result</summary>'
-            f'<pre class="{kind}">{escape(_json_text(part.result))}</pre></details>'
+            f'<pre class="{kind}" tabindex="0">{escape(_json_text(part.result))}</pre></details>'
         )
     return (
         f'<div class="tool-call"{attr("data-tool-call-id", part.tool_call_id)}'
         f"{attr('data-tool-status', part.status)}>"
         f'<div class="tool-head"><span class="tool-name">{escape(part.tool_name or "tool")}</span>'
-        f' <span class="tool-status">{escape(part.status)}</span></div>'
-        f'<pre class="tool-args">{escape(_json_text(dict(part.arguments)))}</pre>{result}</div>'
+        f' <span class="tool-status">{escape(tool_status_words(part, run_live=run_live))}'
+        "</span></div>"
+        f'<pre class="tool-args" tabindex="0" aria-label="Arguments">'
+        f"{escape(_json_text(dict(part.arguments)))}</pre>{result}</div>"
     )
 
 
@@ -280,11 +573,14 @@ def image_html(part: ImagePart) -> str:
 
 def status_html(run: RunState) -> str:
     """The status line: what happened to this answer, and the warnings."""
-    items = [f'<span class="status-text">{escape(status_text(run))}</span>']
+    cancel = (
+        attr("data-cancel", run.cancel)
+        if run.status in ("cancelling", "cancelled") and run.cancel is not None
+        else ""
+    )
+    items = [f'<span class="status-text"{cancel}>{escape(status_text(run))}</span>']
     if run.status == "completed" and run.stop_reason == "length":
         items.append('<span class="warning" data-warning="length">Cut at the length limit</span>')
-    if run.status in ("cancelling", "cancelled") and run.cancel is not None:
-        items.append(f'<span class="cancel-state"{attr("data-cancel", run.cancel)}></span>')
     if run.is_partial and not run.is_live and run.status != "cancelling":
         items.append('<span class="warning" data-warning="partial">Partial answer</span>')
     if run.status == "failed" and run.error is not None:
@@ -324,23 +620,30 @@ def status_text(run: RunState) -> str:
 def actions_html(message: MessageState, run: RunState) -> str:
     """Copy, resume, regenerate and the attempt switcher."""
     key = attr("data-message-id", message.id)
-    copy_disabled = "" if run.status == "completed" else " disabled"
-    buttons = [f'<button type="button" data-action="copy"{key}{copy_disabled}>Copy</button>']
+    copy_off = "" if run.status == "completed" else " disabled"
+    buttons = [icon_button("copy", "Copy answer", "copy", key + copy_off)]
     if run.can_resume:
-        buttons.append(f'<button type="button" data-action="resume"{key}>Resume</button>')
+        buttons.append(icon_button("resume", "Resume answer", "resume", key, text="Resume"))
     if run.can_regenerate:
-        buttons.append(f'<button type="button" data-action="regenerate"{key}>Regenerate</button>')
+        buttons.append(icon_button("regenerate", "Regenerate answer", "regenerate", key))
     if len(message.run_ids) > 1:
-        prev_off = " disabled" if message.shown == 0 else ""
-        next_off = " disabled" if message.shown >= len(message.run_ids) - 1 else ""
-        buttons.append(
-            f'<button type="button" data-action="attempt-prev"{key}{prev_off}'
-            ' aria-label="Previous attempt">&lsaquo;</button>'
-            f'<span class="attempt-label">{message.shown + 1} / {len(message.run_ids)}</span>'
-            f'<button type="button" data-action="attempt-next"{key}{next_off}'
-            ' aria-label="Next attempt">&rsaquo;</button>'
-        )
+        buttons.append(_switcher("attempt", "attempt", key, message.shown, len(message.run_ids)))
     return f'<div class="message-actions">{"".join(buttons)}</div>'
+
+
+def announcement(run: RunState) -> str:
+    """The one polite announcement when an answer settles (the ``[data-announce]`` region)."""
+    match run.status:
+        case "completed":
+            return "Answer complete, with a gap" if run.has_gap else "Answer complete"
+        case "cancelled":
+            return "Stopped" if run.cancel != "unconfirmed" else "Stopped — not confirmed"
+        case "interrupted":
+            return f"Interrupted: {status_text(run)}"
+        case "failed":
+            why = human_error(run.error) if run.error is not None else "something went wrong"
+            return f"Failed: {why}"
+    return ""
 
 
 def details_html(run: RunState) -> str:

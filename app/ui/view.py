@@ -8,19 +8,23 @@ block is rendered again as it grows.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
-from app.state.state import ChatState, MessageState, RunState, State
-from app.ui.markdown import render_markdown, split_blocks
+from app.state.state import ChatState, MessageState, RunState, State, settled_runs
+from app.ui.markdown import render_markdown, split_blocks, with_cursor
 from app.ui.render import (
+    AttachmentSrc,
+    PromptView,
+    announcement,
     answer_html,
     assistant_attributes,
     assistant_message_html,
     banner_html,
+    chat_head_html,
     chat_list_html,
-    chat_title_html,
     context_html,
     message_foot_html,
     parts_html,
@@ -29,7 +33,7 @@ from app.ui.render import (
     user_message_html,
 )
 
-SLOTS = ("#chat-title", "#chat-list", "#banner-slot", "#context-slot", "#toasts")
+SLOTS = ("#chat-head", "#chat-list", "#banner-slot", "#context-slot", "#toasts")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,11 +76,15 @@ class Dom(Protocol):
     def set_draft(self, text: str) -> None:
         """Put ``text`` back into the composer."""
 
+    def announce(self, text: str) -> None:
+        """Say ``text`` in the one polite live region (``[data-announce]``)."""
+
 
 @dataclass(slots=True)
 class _Rendered:
     finished: str
     html: str
+    final: bool = False  # rendered as a settled answer: its last block counted as finished
 
 
 class AnswerRenderer:
@@ -85,30 +93,37 @@ class AnswerRenderer:
     def __init__(self) -> None:
         self._cache: dict[str, _Rendered] = {}
 
-    def html(self, run_id: str, text: str) -> str:
+    def html(self, run_id: str, text: str, *, final: bool = False) -> str:
         """The whole answer's HTML."""
-        finished, open_html = self.render(run_id, text)
+        finished, open_html = self.render(run_id, text, final=final)
         return finished + open_html
 
-    def render(self, run_id: str, text: str) -> tuple[str, str]:
-        """(HTML of the finished blocks, HTML of the open block); the first only ever grows."""
+    def render(self, run_id: str, text: str, *, final: bool = False) -> tuple[str, str]:
+        """(HTML of the finished blocks, HTML of the open block); the first only ever grows.
+        ``final``: the answer will not grow (its run settled), so every block is finished."""
         cached = self._cache.get(run_id)
-        if cached is None or not text.startswith(cached.finished):
-            cached = _Rendered("", "")  # NOTE: text never shrinks in a run; this is a reset
+        if cached is None or not text.startswith(cached.finished) or (cached.final and not final):
+            # NOTE: text never shrinks in a run; this is a reset (or a settled answer is live
+            # again, resumed: its last block may still grow, so it was not finished after all).
+            cached = _Rendered("", "")
         # NOTE: only the text after the last finished block is parsed again: it starts at a
         # top-level block boundary, so its block structure is the same as in the whole text.
-        added, open_block = split_blocks(text[len(cached.finished) :])
+        rest = text[len(cached.finished) :]
+        added, open_block = (rest, "") if final else split_blocks(rest)
         if added:
             cached = _Rendered(cached.finished + added, cached.html + render_markdown(added))
+        cached.final = final
         self._cache[run_id] = cached
-        return cached.html, render_markdown(open_block) if open_block else ""
+        if not open_block:
+            return cached.html, ""
+        return cached.html, render_markdown(open_block, finished=False)
 
 
 @dataclass(frozen=True, slots=True)
 class _Shown:
     """What the page holds for one message, to tell what a new state changes."""
 
-    message: MessageState
+    message: MessageState | PromptView
     run: RunState | None
     skeleton: str = ""  # the parts without the answer text: a change here replaces the element
     attributes: tuple[tuple[str, str], ...] = ()
@@ -116,17 +131,28 @@ class _Shown:
     finished: str = ""
     open: str = ""
 
-    def is_for(self, message: MessageState, run: RunState | None) -> bool:
+    def is_for(self, message: MessageState | PromptView, run: RunState | None) -> bool:
         # NOTE: identity, not equality: state is immutable, and deep equality would compare
-        # the whole answer text of a run on every delta.
+        # the whole answer text of a run on every delta (a prompt's small view is compared).
+        if isinstance(message, PromptView):
+            return self.message == message
         return self.message is message and self.run is run
 
 
 class View:
     """Renders :class:`State` into a :class:`Dom`, touching only what changed."""
 
-    def __init__(self, dom: Dom) -> None:
+    def __init__(
+        self,
+        dom: Dom,
+        *,
+        now: Callable[[], datetime] | None = None,
+        attachment_src: AttachmentSrc | None = None,
+    ) -> None:
         self._dom = dom
+        self._now = now or (lambda: datetime.now().astimezone())
+        self._attachment_src = attachment_src
+        self._previous: State | None = None
         self._answers = AnswerRenderer()
         self._slots: dict[str, str] = {}
         self._shown: dict[str, _Shown] = {}
@@ -138,32 +164,50 @@ class View:
     def render(self, state: State) -> None:
         """Bring the page in line with ``state``."""
         chat = state.active_chat
-        self._set_slot("#chat-title", chat_title_html(chat))
-        self._set_slot("#chat-list", chat_list_html(state))
+        self._set_slot("#chat-head", chat_head_html(state))
+        self._set_slot("#chat-list", chat_list_html(state, self._now()))
         self._set_slot("#banner-slot", banner_html(state))
         self._set_slot("#context-slot", context_html(state.context_info))
         self._set_slot("#toasts", toast_html(state))
-        self._render_messages(state.active_chat_id, chat)
+        self._render_messages(state, chat)
         self._render_controls(state)
+        self._announce(state)
+
+    def _announce(self, state: State) -> None:
+        """One polite announcement when an answer of the chat on screen settles."""
+        previous, self._previous = self._previous, state
+        if previous is None or state.active_chat_id != previous.active_chat_id:
+            return
+        for run in settled_runs(state, previous):
+            if run.chat_id == state.active_chat_id and (words := announcement(run)):
+                self._dom.announce(words)
 
     def _set_slot(self, slot: str, html: str) -> None:
         if self._slots.get(slot) != html:
             self._slots[slot] = html
             self._dom.set_html(slot, html)
 
-    def _render_messages(self, chat_id: str | None, chat: ChatState | None) -> None:
-        if chat_id != self._chat_id:
+    def _render_messages(self, state: State, chat: ChatState | None) -> None:
+        if state.active_chat_id != self._chat_id:
             self._shown.clear()
-            self._chat_id = chat_id
-        messages = chat.messages if chat is not None else ()
+            self._chat_id = state.active_chat_id
+        messages = chat.visible() if chat is not None else ()
         changed: dict[str, str] = {}
         patches: dict[str, MessagePatch] = {}
         for message in messages:
             run = chat.shown_run(message) if chat is not None else None
             seen = self._shown.get(message.id)
-            if seen is not None and seen.is_for(message, run):
+            item: MessageState | PromptView = message
+            if message.role == "user" and chat is not None:
+                item = PromptView(
+                    message,
+                    chat.branch_of(message),
+                    state.editing.message_id == message.id,
+                    not chat.is_generating,
+                )
+            if seen is not None and seen.is_for(item, run):
                 continue
-            shown, html, patch = self._update(seen, message, run)
+            shown, html, patch = self._update(seen, item, run)
             self._shown[message.id] = shown
             if html is not None:
                 changed[message.id] = html
@@ -177,14 +221,16 @@ class View:
             self._dom.patch_message(key, patch)
 
     def _update(
-        self, seen: _Shown | None, message: MessageState, run: RunState | None
+        self, seen: _Shown | None, message: MessageState | PromptView, run: RunState | None
     ) -> tuple[_Shown, str | None, MessagePatch | None]:
         """What to show now, and either the message's whole HTML or a patch (or neither)."""
-        if message.role == "user":
-            return _Shown(message, run), user_message_html(message), None
+        if isinstance(message, PromptView):
+            return _Shown(message, run), user_message_html(message, self._attachment_src), None
         if run is None:
             return _Shown(message, run), pending_answer_html(message), None
-        finished, open_html = self._answers.render(run.run_id, run.text)
+        finished, open_html = self._answers.render(run.run_id, run.text, final=not run.is_live)
+        if run.is_live:
+            open_html = with_cursor(open_html)
         shown = _Shown(
             message,
             run,

@@ -60,6 +60,8 @@ def answer_markdown(prompt: str, model_label: str, attachments: list[str], brief
         ]
     if "code" in prompt.lower():
         sections.append(_code_section())
+    if any(word in prompt.lower() for word in _MATH_WORDS):
+        sections.append(_MATH_SECTION)
     sections.append(
         "Further reading: [Server-sent events in the HTML standard]"
         "(https://html.spec.whatwg.org/multipage/server-sent-events.html).\n"
@@ -68,6 +70,15 @@ def answer_markdown(prompt: str, model_label: str, attachments: list[str], brief
         sections += [_long_section(i) for i in range(1, 7)]
     sections.append("That's all for now: ask again, or switch on *thinking* and *tools*.")
     return "\n".join(section for section in sections if section)
+
+
+_MATH_WORDS = ("math", "formula", "equation", "quadratic", "matemática")
+_MATH_SECTION = (
+    "### A little math\n\n"
+    "The roots of $ax^2 + bx + c = 0$ are\n\n"
+    "$$x = \\frac{-b \\pm \\sqrt{b^2 - 4ac}}{2a}$$\n\n"
+    "so for $x^2 - 5x + 6 = 0$ they are $x = 2$ and $x = 3$.\n"
+)
 
 
 def _attachments_section(attachments: list[str]) -> str:

@@ -186,7 +186,9 @@ class FakeTransport:
     async def list_models(self) -> list[ModelInfo]:
         return []
 
-    async def upload_attachment(self, file: object) -> AttachmentInfo:
+    async def upload_attachment(
+        self, file: object, on_progress: Callable[[int, int], None] | None = None
+    ) -> AttachmentInfo:
         return AttachmentInfo(attachment_id="att_1", name=str(file), size=1, mime_type="text/plain")
 
     async def _open(self, run_id: str, scripts: deque[Script]) -> ByteStream:

@@ -1,4 +1,5 @@
-"""Markdown to safe HTML (SPEC §7): raw HTML off, URL allow-list, linear block splitting."""
+"""Markdown to safe HTML (SPEC §7): raw HTML off, URL allow-list, code blocks, math, linear
+block splitting, the streaming cursor."""
 
 from __future__ import annotations
 
@@ -7,8 +8,20 @@ import re
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from markdown_it import MarkdownIt
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+from mdit_py_plugins.texmath import texmath_plugin
 
-from app.ui.markdown import is_safe_image, is_safe_link, render_markdown, split_blocks
+from app.ui.markdown import (
+    CURSOR,
+    DISPLAY_MATH_TOKENS,
+    INLINE_MATH_TOKENS,
+    is_safe_image,
+    is_safe_link,
+    render_markdown,
+    split_blocks,
+    with_cursor,
+)
 from tests.unit.html_tree import Element, parse_html
 
 LINK_URL = re.compile(r"^(?:https?:|mailto:)", re.IGNORECASE)
@@ -98,6 +111,22 @@ HOSTILE_MARKDOWN = [
     pytest.param("[" * DEEP + "x" + "](javascript:alert(1))" * DEEP, id="huge-nesting-brackets"),
     pytest.param("*" * DEEP + "x" + "*" * DEEP, id="huge-nesting-emphasis"),
     pytest.param("<" * DEEP + "script>", id="many-angle-brackets"),
+    pytest.param('```"><script>alert(1)</script>\nx', id="fence-info-markup"),
+    pytest.param('~~~`" onmouseover=`alert(1)\ncode', id="fence-info-quotes-and-backticks"),
+    pytest.param('```py" onclick="alert(1)\nx\n```', id="fence-info-breaking-an-attribute"),
+    pytest.param("```py <img src=x onerror=alert(1)>\nx", id="fence-info-markup-after-a-word"),
+    pytest.param("```c&#34;&#62;&#60;script&#62;\nx", id="fence-info-entities"),
+    pytest.param("    </code></pre><script>alert(1)</script>", id="script-in-indented-code"),
+    pytest.param("$<script>alert(1)</script>$", id="script-in-inline-math"),
+    pytest.param("$$\n</div><script>alert(1)</script>\n$$", id="script-in-display-math"),
+    pytest.param("a $$<img src=x onerror=alert(1)>$$ b", id="img-in-display-math-in-text"),
+    pytest.param("\\(</span><script>alert(1)</script>\\)", id="script-in-bracket-inline-math"),
+    pytest.param("\\[\n<svg onload=alert(1)>\n\\]", id="svg-in-bracket-display-math"),
+    pytest.param('$$a$$ ("><script>x</script>)', id="script-as-equation-label"),
+    pytest.param('\\[a\\] ("><script>x</script>)', id="script-as-bracket-equation-label"),
+    pytest.param("$" * DEEP, id="many-dollars"),
+    pytest.param("\\(" * DEEP, id="many-open-parentheses"),
+    pytest.param("\\[\n" * DEEP, id="many-open-brackets"),
 ]
 
 
@@ -168,6 +197,135 @@ def test_unclosed_code_fence_renders_as_code(
     assert code.get("class") == (f"language-{language}" if language else None)
     assert code.text.rstrip("\n") == code_text
     assert all("```" not in p.text and "~~~" not in p.text for p in root.find_all(tag="p"))
+
+
+# --- code blocks --------------------------------------------------------------------------------
+
+
+def test_fenced_code_renders_as_a_code_block_with_a_head() -> None:
+    assert render_markdown("```python\nif a < b:\n```") == (
+        '<div class="code-block"><div class="code-head"><span class="code-lang">python</span>'
+        '<button type="button" class="copy-code" data-action="copy-code" aria-label="Copy code">'
+        'Copy</button></div><pre tabindex="0"><code class="language-python" data-lang="python">'
+        "if a &lt; b:\n</code></pre></div>\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("source", "label", "language"),
+    [
+        pytest.param("```js\nx", "js", "js", id="fence"),
+        pytest.param("~~~ rust ignore\nx", "rust", "rust", id="first-word-of-the-info"),
+        pytest.param("```c\\+\\+\nx", "c++", "c++", id="backslash-escapes-undone"),
+        pytest.param("```\nx", "text", None, id="no-info"),
+        pytest.param("    x = 1", "text", None, id="indented"),
+        pytest.param('```"><script>\nx', "text", None, id="markup"),
+        pytest.param("```{.python}\nx", "text", None, id="attribute-syntax"),
+        pytest.param("```" + "x" * 40 + "\nx", "text", None, id="too-long"),
+    ],
+)
+def test_code_block_language(source: str, label: str, language: str | None) -> None:
+    root = assert_safe(render_markdown(source))
+
+    code = root.one(tag="code")
+    assert root.one("class", "code-lang").text == label
+    assert code.get("class") == (f"language-{language}" if language else None)
+    assert code.get("data-lang") == language
+
+
+@pytest.mark.parametrize(
+    "source",
+    [pytest.param("```py\nx = 1\n```", id="fence"), pytest.param("    x = 1", id="indented")],
+)
+def test_copy_button_only_on_finished_text(source: str) -> None:
+    finished = parse_html(render_markdown(source))
+    streaming = parse_html(render_markdown(source, finished=False))
+
+    assert len(finished.find_all("data-action", "copy-code", tag="button")) == 1
+    assert streaming.find_all(tag="button") == []
+    assert streaming.one(tag="code").text == finished.one(tag="code").text == "x = 1\n"
+
+
+def test_code_block_is_focusable_for_scrolling() -> None:
+    assert parse_html(render_markdown("```\nx\n```")).one(tag="pre").get("tabindex") == "0"
+
+
+# --- math ---------------------------------------------------------------------------------------
+
+MathElement = tuple[str, str, str]  # (tag, data-math, TeX)
+
+MATH_CASES = [
+    pytest.param("$x^2$", [("span", "inline", "x^2")], id="dollar"),
+    pytest.param("$a$ and $b$", [("span", "inline", "a"), ("span", "inline", "b")], id="two"),
+    pytest.param("$a\nb$", [("span", "inline", "a\nb")], id="dollar-across-a-line-end"),
+    pytest.param("\\(x\\)", [("span", "inline", "x")], id="parentheses"),
+    pytest.param("$$x$$", [("div", "display", "x")], id="double-dollar-line"),
+    pytest.param("$$\n\\frac{a}{b}\n$$", [("div", "display", "\\frac{a}{b}")], id="dollar-block"),
+    pytest.param("\\[x\\]", [("div", "display", "x")], id="bracket-line"),
+    pytest.param("\\[\nx\ny\n\\]", [("div", "display", "x\ny")], id="bracket-block"),
+    pytest.param("a $$x$$ b", [("span", "display", "x")], id="double-dollar-in-text"),
+    pytest.param("a \\[x\\] b", [("span", "display", "x")], id="bracket-in-text"),
+    pytest.param("see\n$$\nx\n$$", [("span", "display", "x")], id="dollar-block-after-text"),
+    pytest.param("$$a$$ (1)", [("span", "display", "a")], id="dollar-label-stays-text"),
+    pytest.param("\\[a\\] (1)", [("span", "display", "a")], id="bracket-label-stays-text"),
+    pytest.param("> $$\n> a\n> $$", [("div", "display", "a")], id="in-a-blockquote"),
+    pytest.param("- \\[\n  a\n  \\]", [("div", "display", "a")], id="in-a-list-item"),
+    pytest.param("$$\nx < y & z\n$$", [("div", "display", "x < y & z")], id="escaped"),
+    pytest.param("$$$$", [("div", "display", "")], id="empty-display"),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), MATH_CASES)
+def test_math_keeps_its_tex_as_text(source: str, expected: list[MathElement]) -> None:
+    root = assert_safe(render_markdown(source))
+
+    found = root.find_all("class", "math")
+    assert [(m.tag, m.get("data-math"), m.text) for m in found] == expected
+    for element in found:
+        assert [name for name, _ in element.attr_list] == ["class", "data-math"]
+        assert [c for c in element.children if isinstance(c, Element)] == []
+
+
+@pytest.mark.parametrize(
+    ("source", "text"),
+    [
+        pytest.param("$5 and $10", "$5 and $10", id="prices"),
+        pytest.param("from $5 to $x", "from $5 to $x", id="price-then-unclosed"),
+        pytest.param("$ x $", "$ x $", id="space-inside-the-dollars"),
+        pytest.param("$x$5", "$x$5", id="digit-after-the-closing-dollar"),
+        pytest.param("\\$x\\$", "$x$", id="escaped-dollars"),
+        pytest.param("`$x$`", "$x$", id="inline-code"),
+        pytest.param("$$", "$$", id="lone-double-dollar"),
+        pytest.param("$$\na\n\nb\n$$", "$$\na\nb\n$$", id="blank-line-ends-display-math"),
+        pytest.param("\\[\na\n\nb\n\\]", "[\na\nb\n]", id="blank-line-ends-bracket-math"),
+        pytest.param("\\[\nx", "[\nx", id="unclosed-bracket"),
+        pytest.param("\\(x", "(x", id="unclosed-parenthesis"),
+    ],
+)
+def test_text_that_is_not_math(source: str, text: str) -> None:
+    root = assert_safe(render_markdown(source))
+
+    assert root.find_all("class", "math") == []
+    assert root.text.strip() == text
+
+
+def every_math_token_type(md: MarkdownIt, source: str) -> set[str]:
+    tokens = md.parse(source)
+    children = [child for token in tokens for child in token.children or []]
+    return {token.type for token in tokens + children if token.type.startswith("math")}
+
+
+def test_every_math_token_type_of_the_plugins_has_a_render_rule() -> None:
+    """Any delimiters, any options: no math token may fall through to a generic <math> tag."""
+    source = "$a$ $$b$$ \\(c\\) ``d`` $`e`$\n\n$$f$$ (1)\n\n\\[g\\] (2)\n\n```math\nh\n```\n"
+    emitted = every_math_token_type(MarkdownIt().use(dollarmath_plugin, double_inline=True), source)
+    for delimiters in ("brackets", "dollars", "gitlab", "julia", "kramdown"):
+        md = MarkdownIt().use(texmath_plugin, delimiters=delimiters)
+        emitted |= every_math_token_type(md, source + "\n$x$ $$y$$\n")
+
+    assert emitted <= set(INLINE_MATH_TOKENS + DISPLAY_MATH_TOKENS)
+    assert "math_block_eqno" in emitted and "math_single" in emitted  # NOTE: the corpus works
+    assert not re.search(r"<(?:math|eqn?|section)\b|mathlabel", render_markdown(source))
 
 
 # --- allowed URLs -------------------------------------------------------------------------------
@@ -339,6 +497,130 @@ def test_split_blocks_partitions_and_only_grows(text: str, cut: int) -> None:
     assert finished + open_block == text
     assert finished == "" or finished.endswith("\n")
     assert finished.startswith(earlier)
+
+
+MATH_SPLIT_CASES = [
+    pytest.param("$$\na\n", ("", "$$\na\n"), id="open-display-math"),
+    pytest.param("$$\n- x\n", ("", "$$\n- x\n"), id="list-line-inside-open-math"),
+    pytest.param("\\[\n# x\n", ("", "\\[\n# x\n"), id="heading-line-inside-open-bracket"),
+    pytest.param("- $$\n  a\n# x\n", ("", "- $$\n  a\n# x\n"), id="open-math-in-a-list"),
+    pytest.param("$$\n- x\n$$\nb\n", ("$$\n- x\n$$\n", "b\n"), id="closed-display-math"),
+    pytest.param("\\[\na\n\\]\nb\n", ("\\[\na\n\\]\n", "b\n"), id="closed-bracket-math"),
+    pytest.param("$$\na\n\nb\n", ("$$\na\n\n", "b\n"), id="blank-line-ends-open-math"),
+    pytest.param("a\n\n$$x$$\nb\n", ("a\n\n$$x$$\n", "b\n"), id="one-line-display-math"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), MATH_SPLIT_CASES)
+def test_split_blocks_keeps_display_math_that_may_still_close_open(
+    text: str, expected: tuple[str, str]
+) -> None:
+    assert split_blocks(text) == expected
+
+
+def render_as_the_view_does(text: str) -> str:
+    """Grow ``text`` a character at a time; render each block once it is finished, and last
+    the open block (app.ui.view.AnswerRenderer)."""
+    finished, html = "", ""
+    for end in range(1, len(text) + 1):
+        added, _ = split_blocks(text[len(finished) : end])
+        if added:
+            finished, html = finished + added, html + render_markdown(added)
+    _, open_block = split_blocks(text[len(finished) :])
+    return html + render_markdown(open_block)
+
+
+LINEAR_MATH_AND_CODE = [
+    pytest.param("Euler: $e^{i\\pi}+1=0$.\n\nNext.", id="inline-math"),
+    pytest.param("Intro\n\n$$\na\n- b\n$$\n\nAfter.", id="display-math-holding-a-list-line"),
+    pytest.param("Intro\n\n\\[\n# a\n> b\n\\]\nAfter.", id="bracket-math-holding-block-lines"),
+    pytest.param("$$\na\n\nb\n$$\n\nc", id="blank-line-inside-display-math"),
+    pytest.param("- item\n  $$\n  x\n  $$\n- next", id="display-math-in-a-list"),
+    pytest.param("> $$\n> x\n$$\n\nafter", id="display-math-closed-outside-a-quote"),
+    pytest.param("```py\nx = 1\n\n\ny = 2\n```\n\n$x$", id="fence-then-math"),
+    pytest.param("```\n$$\n\n$$\n```\n\nafter", id="dollars-inside-a-fence"),
+    pytest.param("    code\n\n    more\n\ntext", id="indented-code"),
+    pytest.param("$$\n```\ncode\n\nmore\n```", id="fence-inside-unclosed-math"),
+]
+
+
+@pytest.mark.parametrize("text", LINEAR_MATH_AND_CODE)
+def test_rendering_block_by_block_equals_rendering_the_whole_text(text: str) -> None:
+    assert render_as_the_view_does(text) == render_markdown(text)
+
+
+BLOCK_LINES = [
+    "$$", "\\[", "\\]", "a$$", "b \\]", "$$x$$", "\\[y\\]", "- $$", "> $$", "> \\]", "  $$",
+    "- x", "# h", "> q", "1. n", "```", "~~~py", "---", "a $b$", "  c", "    d", "", "",
+]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(BLOCK_LINES), max_size=10), st.booleans())
+def test_any_growth_of_math_and_code_renders_like_the_whole(
+    lines: list[str], line_end: bool
+) -> None:
+    text = "\n".join(lines) + ("\n" if line_end else "")
+
+    assert render_as_the_view_does(text) == render_markdown(text)
+
+
+# --- the streaming cursor -----------------------------------------------------------------------
+
+CURSOR_CASES = [
+    pytest.param("", "|", id="empty"),
+    pytest.param("words", "<p>words|</p>\n", id="paragraph"),
+    pytest.param("# Title", "<h1>Title|</h1>\n", id="heading"),
+    pytest.param("a *b*", "<p>a <em>b|</em></p>\n", id="emphasis-at-the-end"),
+    pytest.param("- a\n- b", "<ul>\n<li>a</li>\n<li>b|</li>\n</ul>\n", id="list"),
+    pytest.param(
+        "- a\n  - b",
+        "<ul>\n<li>a\n<ul>\n<li>b|</li>\n</ul>\n</li>\n</ul>\n",
+        id="nested-list",
+    ),
+    pytest.param(
+        "- a\n\n- b",
+        "<ul>\n<li>\n<p>a</p>\n</li>\n<li>\n<p>b|</p>\n</li>\n</ul>\n",
+        id="loose-list",
+    ),
+    pytest.param("> a", "<blockquote>\n<p>a|</p>\n</blockquote>\n", id="blockquote"),
+    pytest.param(
+        "| a |\n|---|\n| 1 |",
+        "<table>\n<thead>\n<tr>\n<th>a</th>\n</tr>\n</thead>\n<tbody>\n<tr>\n<td>1|</td>\n"
+        "</tr>\n</tbody>\n</table>\n",
+        id="table",
+    ),
+    pytest.param("a $x$", '<p>a <span class="math" data-math="inline">x</span>|</p>\n', id="math"),
+    pytest.param("$$x$$", '<div class="math" data-math="display">x</div>|\n', id="display-math"),
+    pytest.param("---", "<hr />\n|", id="thematic-break"),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), CURSOR_CASES)
+def test_cursor_goes_at_the_end_of_the_innermost_last_element(source: str, expected: str) -> None:
+    assert with_cursor(render_markdown(source)) == expected.replace("|", CURSOR)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [pytest.param("```py\nprint(1", id="open-fence"), pytest.param("```\nx\n\n", id="blank-line")],
+)
+def test_cursor_in_code_goes_just_inside_the_code_element(source: str) -> None:
+    html = render_markdown(source, finished=False)
+
+    assert with_cursor(html) == html.replace("</code>", CURSOR + "</code>")
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        pytest.param("plain text", id="plain-text"),
+        pytest.param("line\n", id="plain-text-with-a-line-end"),
+        pytest.param("<br>", id="only-a-void-element"),
+    ],
+)
+def test_cursor_goes_at_the_very_end_without_a_closing_tag(html: str) -> None:
+    assert with_cursor(html) == html + CURSOR
 
 
 @pytest.mark.parametrize(

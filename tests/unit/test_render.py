@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -24,12 +25,14 @@ from app.state.parts import (
 from app.state.state import (
     ChatState,
     ContextInfo,
+    Editing,
     ErrorInfo,
     FallbackNotice,
     MessageState,
     Replaying,
     Resuming,
     RunState,
+    Search,
     State,
 )
 from app.state.text import Text
@@ -37,13 +40,18 @@ from app.state.trace import RunTrace
 from app.ui.render import (
     ERROR_TEXT,
     INTERRUPTED_TEXT,
+    TOOL_WORDS,
+    ComposerFile,
+    PromptView,
     actions_html,
     assistant_message_html,
     attr,
     banner_html,
+    chat_head_html,
     chat_list_html,
-    chat_title_html,
+    composer_files_html,
     context_html,
+    day_label,
     details_html,
     human_error,
     image_html,
@@ -55,6 +63,7 @@ from app.ui.render import (
     tool_call_html,
     user_message_html,
 )
+from app.wire.api import AttachmentInfo
 from tests.unit.html_tree import Element, all_strings, parse_html
 
 # --- builders -----------------------------------------------------------------------------------
@@ -325,7 +334,7 @@ def test_tool_call_shows_name_arguments_status_and_result(
 
     assert call.get("data-tool-status") == part.status
     assert call.one("class", "tool-name").text == "search"
-    assert call.one("class", "tool-status").text == part.status
+    assert call.one("class", "tool-status").text == TOOL_WORDS[part.status]
     assert call.one("class", "tool-args").text == '{\n  "q": "cats"\n}'
     results = [el for el in call.find_all(tag="pre") if "tool-result" in el.classes()]
     if result_text is None:
@@ -478,7 +487,7 @@ def test_attempt_switcher(shown: int, prev_disabled: bool, next_disabled: bool, 
     assert buttons["attempt-prev"].has("disabled") is prev_disabled
     assert buttons["attempt-next"].has("disabled") is next_disabled
     assert buttons["attempt-prev"].get("data-message-id") == "m1"
-    assert root.one("class", "attempt-label").text == label
+    assert root.one("class", "switcher-label").text == label
 
 
 def test_single_attempt_has_no_switcher() -> None:
@@ -504,7 +513,91 @@ def test_user_message() -> None:
     )
 
     assert element.get("data-message-id") == "u1"
-    assert element.text == "hi\nthere"
+    assert element.one("class", "bubble").text == "hi\nthere"
+    edit = element.one("data-action", "edit")
+    assert (edit.get("data-message-id"), edit.get("aria-label")) == ("u1", "Edit message")
+    assert element.find_all("data-action", "branch-prev") == []
+
+
+@pytest.mark.parametrize(
+    ("branch", "prev_disabled", "next_disabled", "label"),
+    [
+        pytest.param((0, 2), True, False, "1 / 2", id="first"),
+        pytest.param((1, 3), False, False, "2 / 3", id="middle"),
+        pytest.param((2, 3), False, True, "3 / 3", id="last"),
+    ],
+)
+def test_a_prompt_with_branches_has_the_branch_switcher(
+    branch: tuple[int, int], prev_disabled: bool, next_disabled: bool, label: str
+) -> None:
+    view = PromptView(MessageState("u1", "user", text="q"), branch)
+    root = parse_html(user_message_html(view))
+    prev, next_ = root.one("data-action", "branch-prev"), root.one("data-action", "branch-next")
+    assert (prev.has("disabled"), next_.has("disabled")) == (
+        prev_disabled,
+        next_disabled,
+    )
+    assert prev.get("data-message-id") == next_.get("data-message-id") == "u1"
+    assert root.one("class", "switcher-label").text == label
+
+
+def test_a_prompt_being_edited_is_a_form_with_its_text() -> None:
+    view = PromptView(MessageState("u1", "user", text="old words"), editing=True)
+    root = parse_html(user_message_html(view))
+    assert root.one("name", "edit-prompt", tag="textarea").text == "old words"
+    assert root.one("data-action", "save-edit").get("data-message-id") == "u1"
+    assert root.find_all("data-action", "edit") == [], "no Edit button while editing"
+
+
+def test_edit_is_disabled_while_the_chat_answers() -> None:
+    view = PromptView(MessageState("u1", "user", text="q"), can_edit=False)
+    assert parse_html(user_message_html(view)).one("data-action", "edit").has("disabled")
+
+
+def test_sent_attachments_are_named_with_sizes_and_images_previewed() -> None:
+    files = (
+        AttachmentInfo(attachment_id="a1", name="river.png", size=2048, mime_type="image/png"),
+        AttachmentInfo(attachment_id="a2", name="notes.txt", size=12, mime_type="text/plain"),
+    )
+    message = MessageState("u1", "user", text="look", attachments=files)
+    root = parse_html(user_message_html(PromptView(message), lambda a: f"/api/attachments/{a}"))
+    names = [e.text for e in root.find_all("class", "chip-name")]
+    sizes = [e.text for e in root.find_all("class", "chip-size")]
+    assert (names, sizes) == (["river.png", "notes.txt"], ["2 KB", "12 bytes"])
+    assert [i.get("src") for i in root.find_all(tag="img")] == ["/api/attachments/a1"]
+
+
+@pytest.mark.parametrize(
+    ("item", "state", "shown"),
+    [
+        pytest.param(
+            ComposerFile("f1", "a.txt", 10, progress=0.5), "uploading", "50", id="uploading"
+        ),
+        pytest.param(ComposerFile("f1", "a.txt", 10), "ready", None, id="ready"),
+        pytest.param(
+            ComposerFile("f1", "big.bin", 9 * 1024**2, error="5 MB max"),
+            "error",
+            "5 MB max",
+            id="refused",
+        ),
+    ],
+)
+def test_composer_file_chips(item: ComposerFile, state: str, shown: str | None) -> None:
+    chip = parse_html(composer_files_html((item,))).one("data-file-state", state)
+    remove = chip.one("data-action", "remove-attachment")
+    assert remove.get("data-file-key") == "f1" and remove.get("aria-label") == f"Remove {item.name}"
+    assert chip.one("class", "chip-name").text == item.name
+    if state == "uploading":
+        assert chip.one(tag="progress").get("value") == shown
+    elif shown is not None:
+        assert chip.one("class", "chip-error").text == shown
+
+
+def test_a_composer_preview_must_be_a_local_object_url() -> None:
+    remote = ComposerFile("f1", "x.png", 1, "image/png", preview_url="https://evil.test/x.png")
+    local = ComposerFile("f2", "y.png", 1, "image/png", preview_url="blob:https://riacho/1")
+    root = parse_html(composer_files_html((remote, local)))
+    assert [i.get("src") for i in root.find_all(tag="img")] == ["blob:https://riacho/1"]
 
 
 def test_chat_list_marks_the_active_chat_and_live_chats() -> None:
@@ -524,19 +617,132 @@ def test_chat_list_marks_the_active_chat_and_live_chats() -> None:
 
     assert [b.get("data-chat-id") for b in buttons] == ["c2", "c1", "c3", "c4"]
     assert [b.get("aria-current") for b in buttons] == [None, "true", None, None]
-    assert [b.text for b in buttons] == ["Second ●", "First", "New chat", "New chat"]
+    assert [b.one("class", "chat-item-title").text for b in buttons] == [
+        "Second",
+        "First",
+        "New chat",
+        "New chat",
+    ]
+    assert [len(b.find_all("aria-label", "answering")) for b in buttons] == [1, 0, 0, 0]
+
+
+NOW = datetime(2026, 12, 1, 15, 0, tzinfo=timezone(timedelta(hours=-3)))
+
+
+def _local(year: int, month: int, day: int) -> float:
+    return datetime(year, month, day, tzinfo=NOW.tzinfo).timestamp()
+
+
+def _at(day: int, hour: int = 12) -> float:
+    return datetime(2026, 12, day, hour, tzinfo=NOW.tzinfo).timestamp()
 
 
 @pytest.mark.parametrize(
-    ("chat", "title"),
+    ("updated_at", "label"),
     [
-        pytest.param(ChatState("c1", "Trip plans"), "Trip plans", id="titled"),
-        pytest.param(ChatState("c1"), "New chat", id="untitled"),
-        pytest.param(None, "New chat", id="unsaved"),
+        pytest.param(None, "Today", id="just-made"),
+        pytest.param(_at(1, 0), "Today", id="midnight-local"),
+        pytest.param(
+            datetime(2026, 11, 30, 23, tzinfo=NOW.tzinfo).timestamp(), "Yesterday", id="yesterday"
+        ),
+        pytest.param(
+            datetime(2026, 11, 27, tzinfo=NOW.tzinfo).timestamp(), "Friday", id="this-week"
+        ),
+        pytest.param(
+            datetime(2026, 11, 10, tzinfo=NOW.tzinfo).timestamp(),
+            "Tuesday, 10 November",
+            id="this-year",
+        ),
+        pytest.param(
+            datetime(2025, 3, 4, tzinfo=NOW.tzinfo).timestamp(), "Tuesday, 4 March 2025", id="older"
+        ),
+        pytest.param(
+            datetime(2026, 12, 1, 2, 30, tzinfo=UTC).timestamp(),
+            "Yesterday",
+            id="utc-today-is-local-yesterday",
+        ),
     ],
 )
-def test_chat_title(chat: ChatState | None, title: str) -> None:
-    assert parse_html(chat_title_html(chat)).text == title
+def test_day_labels_are_in_the_readers_time_zone(updated_at: float | None, label: str) -> None:
+    assert day_label(updated_at, NOW) == label
+
+
+def test_chats_are_grouped_by_day_newest_first() -> None:
+    chats = {
+        "a": ChatState("a", "A", updated_at=_at(1, 9)),
+        "b": ChatState("b", "B", updated_at=_at(1, 8)),
+        "c": ChatState("c", "C", updated_at=datetime(2026, 11, 30, tzinfo=NOW.tzinfo).timestamp()),
+    }
+    state = State(chats=chats, chat_order=("a", "b", "c"))
+    root = parse_html(chat_list_html(state, NOW))
+    groups = root.find_all("class", "chat-group", tag="section")
+    assert [g.one(tag="h2").text for g in groups] == ["Today", "Yesterday"]
+    assert [[b.get("data-chat-id") for b in g.find_all("data-chat-id")] for g in groups] == [
+        ["a", "b"],
+        ["c"],
+    ]
+
+
+@pytest.mark.parametrize(
+    ("search", "shown"),
+    [
+        pytest.param(Search("river"), "Searching…", id="looking"),
+        pytest.param(Search("river", ()), "No chat contains “river”.", id="none-found"),
+    ],
+)
+def test_a_search_says_what_it_is_doing(search: Search, shown: str) -> None:
+    state = State(chats={"c1": ChatState("c1", "A")}, chat_order=("c1",), search=search)
+    root = parse_html(chat_list_html(state, NOW))
+    assert root.one("class", "list-note").text == shown
+    assert root.find_all("data-chat-id") == []
+
+
+def test_a_search_lists_what_it_found() -> None:
+    chats = {"c1": ChatState("c1", "Rivers"), "c2": ChatState("c2", "Music")}
+    state = State(chats=chats, chat_order=("c1", "c2"), search=Search("riv", ("c1",)))
+    root = parse_html(chat_list_html(state, NOW))
+    assert [b.get("data-chat-id") for b in root.find_all("data-chat-id")] == ["c1"]
+
+
+SAVED = State(chats={"c1": ChatState("c1", "Trip plans")}, chat_order=("c1",), active_chat_id="c1")
+
+
+@pytest.mark.parametrize(
+    ("state", "title"),
+    [
+        pytest.param(SAVED, "Trip plans", id="titled"),
+        pytest.param(replace(SAVED, chats={"c1": ChatState("c1")}), "New chat", id="untitled"),
+        pytest.param(State(), "New chat", id="new"),
+    ],
+)
+def test_chat_title(state: State, title: str) -> None:
+    assert parse_html(chat_head_html(state)).one(tag="h1").text == title
+
+
+def test_a_saved_chat_has_rename_and_delete_with_visible_words() -> None:
+    root = parse_html(chat_head_html(SAVED))
+    assert root.one("data-action", "rename-chat").text == "Rename"
+    assert root.one("data-action", "delete-chat").text == "Delete"
+
+
+def test_a_chat_not_on_the_server_yet_cannot_be_renamed_or_deleted() -> None:
+    state = State(chats={"new": ChatState("new")}, active_chat_id="new")
+    root = parse_html(chat_head_html(state))
+    assert root.find_all("data-action", "rename-chat") == []
+    assert root.find_all("data-action", "delete-chat") == []
+
+
+def test_renaming_shows_the_title_in_a_field() -> None:
+    root = parse_html(chat_head_html(replace(SAVED, editing=Editing(title=True))))
+    assert root.one("name", "chat-title", tag="input").get("value") == "Trip plans"
+    assert root.find_all(tag="h1") == []
+
+
+def test_deleting_asks_first() -> None:
+    root = parse_html(chat_head_html(replace(SAVED, editing=Editing(confirm_delete=True))))
+    assert "Trip plans" in root.one("class", "confirm").text
+    assert root.one("data-action", "confirm-delete").text == "Delete"
+    assert root.one("data-action", "cancel-delete").text == "Keep"
 
 
 def test_chat_list_without_an_active_chat_marks_none() -> None:
@@ -674,7 +880,49 @@ ESCAPE_CASES = [
         "chat-title",
     ),
     esc(lambda: chat_list_html(State(chat_order=(HOSTILE,), active_chat_id=HOSTILE)), "chat-id"),
-    esc(lambda: chat_title_html(ChatState("c1", HOSTILE)), "chat-title-top-bar"),
+    esc(
+        lambda: chat_head_html(
+            State(chats={"c1": ChatState("c1", HOSTILE)}, chat_order=("c1",), active_chat_id="c1")
+        ),
+        "chat-title-top-bar",
+    ),
+    esc(
+        lambda: chat_head_html(
+            State(
+                chats={"c1": ChatState("c1", HOSTILE)},
+                chat_order=("c1",),
+                active_chat_id="c1",
+                editing=Editing(title=True),
+            )
+        ),
+        "chat-title-field",
+    ),
+    esc(
+        lambda: chat_list_html(State(search=Search(HOSTILE, ()))),
+        "search-words",
+    ),
+    esc(
+        lambda: composer_files_html((ComposerFile(HOSTILE, HOSTILE, 1, error=HOSTILE),)),
+        "composer-file",
+    ),
+    esc(
+        lambda: user_message_html(
+            MessageState(
+                "u1",
+                "user",
+                attachments=(
+                    AttachmentInfo(attachment_id="a", name=HOSTILE, size=1, mime_type="text/plain"),
+                ),
+            )
+        ),
+        "sent-attachment-name",
+    ),
+    esc(
+        lambda: user_message_html(
+            PromptView(MessageState("u1", "user", text=HOSTILE), editing=True)
+        ),
+        "prompt-being-edited",
+    ),
     esc(
         lambda: toast_html(State(fallback_notice=FallbackNotice(HOSTILE, HOSTILE, "c", "r", 1))),
         "toast-reason-and-message",

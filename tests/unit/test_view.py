@@ -16,7 +16,7 @@ from app.state.parts import TextPart
 from app.state.state import ChatState, ErrorInfo, MessageState, RunState, RunStatus, State
 from app.state.text import Text
 from app.state.trace import RunTrace
-from app.ui.markdown import render_markdown, split_blocks
+from app.ui.markdown import render_markdown, split_blocks, with_cursor
 from app.ui.view import SLOTS, AnswerRenderer, Controls, MessagePatch, View
 from tests.unit.html_tree import parse_html
 
@@ -46,6 +46,9 @@ class FakeDom:
 
     def set_draft(self, text: str) -> None:
         self.calls.append(("set_draft", text))
+
+    def announce(self, text: str) -> None:
+        self.calls.append(("announce", text))
 
     def take(self) -> list[tuple[str, Any]]:
         calls, self.calls = self.calls, []
@@ -126,7 +129,7 @@ def test_first_render_fills_every_slot_messages_and_controls() -> None:
     calls = dom.take()
     slots = slots_written(calls)
     assert set(slots) == set(SLOTS)
-    assert slots["#chat-title"] == "Chat"
+    assert parse_html(slots["#chat-head"]).one(tag="h1").text == "Chat"
     assert parse_html(slots["#chat-list"]).one("data-chat-id", "c1").get("aria-current") == "true"
     assert parse_html(slots["#banner-slot"]).one("data-error-code", "model_unavailable")
     assert slots["#context-slot"] == "" and slots["#toasts"] == ""
@@ -170,7 +173,9 @@ def test_growing_text_patches_only_the_open_block_of_that_message() -> None:
     calls = dom.take()
     assert [name for name, _ in calls] == ["patch_message"]
     patch = patches(calls)["a_c1"]
-    assert patch == MessagePatch(None, None, "", render_markdown("Hello"))
+    assert patch == MessagePatch(
+        None, None, "", with_cursor(render_markdown("Hello", finished=False))
+    )
 
 
 def test_a_finished_block_is_appended_once_and_never_sent_again() -> None:
@@ -187,9 +192,9 @@ def test_a_finished_block_is_appended_once_and_never_sent_again() -> None:
 
     # NOTE: a block is finished once a complete line begins the next one ("Second.").
     assert first.append_html == render_markdown("First.\n\n")
-    assert first.open_html == render_markdown("Second.\n\nThi")
+    assert first.open_html == with_cursor(render_markdown("Second.\n\nThi", finished=False))
     assert second.append_html == ""
-    assert second.open_html == render_markdown("Second.\n\nThird")
+    assert second.open_html == with_cursor(render_markdown("Second.\n\nThird", finished=False))
 
 
 def test_a_settled_run_updates_message_and_controls() -> None:
@@ -207,7 +212,8 @@ def test_a_settled_run_updates_message_and_controls() -> None:
     assert dict(patch.attributes)["data-status"] == "completed"
     assert patch.foot_html is not None
     assert not parse_html(patch.foot_html).one("data-action", "copy").has("disabled")
-    assert patch.open_html is None and patch.append_html == ""
+    # NOTE: settled, the open block is finished: it moves to the finished blocks, no cursor.
+    assert patch.open_html == "" and patch.append_html == render_markdown("Hello")
     assert ("set_controls", Controls(can_send=True, can_stop=False)) in calls
 
 
@@ -218,7 +224,8 @@ def test_a_new_message_is_added_without_rendering_the_others() -> None:
     view.render(state)
     dom.take()
     chat = state.chats["c1"]
-    more = replace(chat, messages=(*chat.messages, MessageState("u2", "user", text="And?")))
+    follow_up = MessageState("u2", "user", text="And?", after_run="r_c1")
+    more = replace(chat, messages=(*chat.messages, follow_up))
 
     view.render(replace(state, chats={"c1": more}))
 
@@ -236,7 +243,7 @@ def test_switching_chats_renders_the_other_chat_and_back_renders_all_again() -> 
 
     view.render(state_of(a, b, active="c2"))
     calls = dom.take()
-    assert slots_written(calls)["#chat-title"] == "B"
+    assert parse_html(slots_written(calls)["#chat-head"]).one(tag="h1").text == "B"
     order_b, changed_b = synced(calls)
     view.render(state_of(a, b, active="c1"))
     order_a, changed_a = synced(dom.take())
@@ -257,7 +264,7 @@ def test_a_new_unsaved_chat_shows_no_messages() -> None:
     calls = dom.take()
     assert synced(calls) == ([], {})
     assert ("set_controls", Controls(can_send=True, can_stop=False)) in calls
-    assert slots_written(calls)["#chat-title"] == "New chat"
+    assert parse_html(slots_written(calls)["#chat-head"]).one(tag="h1").text == "New chat"
     chat_list = slots_written(calls)["#chat-list"]
     assert parse_html(chat_list).one("data-chat-id", "c1").get("aria-current") is None
 
@@ -305,7 +312,11 @@ def test_an_empty_draft_never_clears_what_the_user_typed() -> None:
 
 def test_assistant_message_without_its_run_is_not_shown_as_a_user_message() -> None:
     dom = FakeDom()
-    chat = ChatState("c1", messages=(MessageState("a1", "assistant", run_ids=("gone",)),), runs={})
+    messages = (
+        MessageState("u1", "user", text="q"),
+        MessageState("a1", "assistant", reply_to="u1", run_ids=("gone",)),
+    )
+    chat = ChatState("c1", messages=messages, runs={})
 
     View(dom).render(state_of(chat))
 
@@ -321,17 +332,19 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every text the view hands to ``render_markdown``."""
     calls: list[str] = []
 
-    def counting(text: str) -> str:
+    def counting(text: str, *, finished: bool = True) -> str:
         calls.append(text)
-        return render_markdown(text)
+        return render_markdown(text, finished=finished)
 
     monkeypatch.setattr(app.ui.view, "render_markdown", counting)
     return calls
 
 
 def grow(renderer: AnswerRenderer, text: str, run_id: str = "r1") -> list[str]:
-    """Feed ``text`` one character at a time; the HTML after each step."""
-    return [renderer.html(run_id, text[:end]) for end in range(1, len(text) + 1)]
+    """Feed ``text`` one character at a time; the HTML after each step, the last one rendered
+    as the settled answer (every block finished, as when its run ends)."""
+    steps = [renderer.html(run_id, text[:end]) for end in range(1, len(text))]
+    return [*steps, renderer.html(run_id, text, final=True)]
 
 
 def test_growing_answer_renders_each_finished_block_once(spy: list[str]) -> None:
@@ -480,11 +493,10 @@ def test_any_chunking_of_simple_blocks_renders_like_the_whole(
     cuts = sorted(data.draw(st.sets(st.integers(1, len(text)), max_size=8)))
     renderer = AnswerRenderer()
 
-    html = ""
-    for end in [*cuts, len(text)]:
-        html = renderer.html("r1", text[:end])
+    for end in cuts:
+        renderer.html("r1", text[:end])
 
-    assert html == render_markdown(text)
+    assert renderer.html("r1", text, final=True) == render_markdown(text)
 
 
 def test_rendering_an_unchanged_state_does_not_touch_the_message_list() -> None:
@@ -510,4 +522,44 @@ def test_the_first_text_delta_patches_the_answer_element_made_before_any_text() 
 
     view.render(with_answer(state, "c1", "Hi"))
 
-    assert patches(dom.take())["a_c1"].open_html == render_markdown("Hi")
+    open_html = patches(dom.take())["a_c1"].open_html
+    assert open_html == with_cursor(render_markdown("Hi", finished=False))
+
+
+def test_a_code_block_gets_copy_once_finished_and_the_last_one_when_the_run_settles() -> None:
+    renderer = AnswerRenderer()
+    text = "```py\na = 1\n```\n\n```py\nb = 2\n"
+    finished, open_html = renderer.render("r1", text)
+    assert len(parse_html(finished).find_all("data-action", "copy-code")) == 1
+    assert parse_html(open_html).find_all("data-action", "copy-code") == [], "still streaming"
+    finished, open_html = renderer.render("r1", text, final=True)
+    assert len(parse_html(finished).find_all("data-action", "copy-code")) == 2
+    assert open_html == ""
+
+
+def test_a_settled_answer_that_goes_on_again_is_rendered_afresh() -> None:
+    """An interrupted answer is rendered whole; resumed, its last paragraph grows again."""
+    renderer = AnswerRenderer()
+    renderer.html("r1", "One.\n\nTw", final=True)
+    html = renderer.html("r1", "One.\n\nTwo more")
+    assert [p.text for p in parse_html(html).find_all(tag="p")] == ["One.", "Two more"]
+
+
+def test_the_cursor_stays_inside_the_last_list_item_while_streaming() -> None:
+    dom = FakeDom()
+    View(dom).render(state_of(one_turn("Steps:\n\n- one\n- two")))
+    _, changed = synced(dom.take())
+    items = parse_html(changed["a_c1"]).find_all(tag="li")
+    assert items[-1].find_all("class", "cursor"), "inline, in the last item"
+
+
+def test_a_settled_answer_is_announced_once_in_words() -> None:
+    dom = FakeDom()
+    view = View(dom)
+    state = state_of(one_turn("Hello"))
+    view.render(state)
+    dom.take()
+    done = with_answer(state, "c1", "Hello", status="completed")
+    view.render(done)
+    view.render(done)
+    assert [args for name, args in dom.take() if name == "announce"] == ["Answer complete"]

@@ -1,0 +1,98 @@
+"""Finishing touches of finished blocks: code highlighting (Pygments) and math (KaTeX).
+
+Both libraries are loaded the first time a finished block needs them, so boot never pays for
+them: Pygments is a wheel Pyodide loads from the vendored lock (``loadPackage``), KaTeX a
+vendored script and stylesheet. Blocks seen before a library arrived are done when it has.
+A block still streaming is never touched (it would be re-rendered anyway): only ``.md-done``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import js
+import pyodide_js
+from pyodide.ffi import create_once_callable
+
+from app.browser.edge import JsValue, js_object, log, present, query, spawn
+from app.ui.code import highlight
+
+CODE = ".md-done code[data-lang]:not([data-highlighted])"
+MATH = ".md-done .math:not([data-typeset])"
+KATEX = "./static/vendor/katex/katex.min"
+Loading = Literal["absent", "loading", "ready", "failed"]
+
+
+class Enhancer:
+    """Highlights code and typesets math inside finished blocks, loading each library once."""
+
+    def __init__(self) -> None:
+        self._pygments: Loading = "absent"
+        self._katex: Loading = "absent"
+
+    def enhance(self, js_root: JsValue) -> None:
+        """Do what can be done under ``js_root`` now; start loading what is missing."""
+        js_code = js_root.querySelectorAll(CODE)
+        if js_code.length:
+            if self._pygments == "ready":
+                for js_element in js_code:
+                    _highlight(js_element)
+            elif self._pygments == "absent":
+                self._pygments = "loading"
+                spawn(self._load_pygments())
+        js_math = js_root.querySelectorAll(MATH)
+        if js_math.length:
+            if self._katex == "ready":
+                for js_element in js_math:
+                    _typeset(js_element)
+            elif self._katex == "absent":
+                self._katex = "loading"
+                self._load_katex()
+
+    async def _load_pygments(self) -> None:
+        try:
+            await pyodide_js.loadPackage("pygments")
+        except Exception as error:  # NOTE: no highlighting is no failure of the answer
+            self._pygments = "failed"
+            log(f"riacho: code highlighting unavailable: {error}")
+            return
+        self._pygments = "ready"
+        self.enhance(query("#messages"))
+
+    def _load_katex(self) -> None:
+        js_head = js.document.head
+        js_style = js.document.createElement("link")
+        js_style.rel = "stylesheet"
+        js_style.href = f"{KATEX}.css"
+        js_head.appendChild(js_style)
+        js_script = js.document.createElement("script")
+        js_script.src = f"{KATEX}.js"
+        js_script.addEventListener("load", create_once_callable(self._katex_loaded))
+        js_script.addEventListener("error", create_once_callable(self._katex_failed))
+        js_head.appendChild(js_script)
+
+    def _katex_loaded(self, _js_event: JsValue) -> None:
+        self._katex = "ready"
+        self.enhance(query("#messages"))
+
+    def _katex_failed(self, _js_event: JsValue) -> None:
+        self._katex = "failed"
+        log("riacho: math typesetting unavailable: KaTeX did not load")
+
+
+def _highlight(js_code: JsValue) -> None:
+    js_code.setAttribute("data-highlighted", "")
+    language = str(js_code.getAttribute("data-lang") or "")
+    html = highlight(str(js_code.textContent), language)
+    if html is not None:
+        js_code.innerHTML = html
+
+
+def _typeset(js_math: JsValue) -> None:
+    js_math.setAttribute("data-typeset", "")
+    tex = str(js_math.textContent)
+    display = str(js_math.getAttribute("data-math")) == "display"
+    options = {"displayMode": display, "throwOnError": False, "output": "htmlAndMathml"}
+    if present(getattr(js, "katex", None)):
+        js.katex.render(tex, js_math, js_object(options))
+        js_math.setAttribute("data-tex", tex)

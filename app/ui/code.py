@@ -1,0 +1,71 @@
+"""Code blocks: their markup (a language label, a copy button once finished) and highlighting.
+
+:func:`code_block_html` is what the markdown renderer emits for fenced and indented code; the
+code is always escaped text. :func:`highlight` turns code into Pygments token spans (coloured by
+``static/code.css``); Pygments is optional, because the browser loads it lazily after boot, so it
+is imported only when :func:`highlight` runs, and :func:`available` says whether it can be.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import re
+from html import escape
+
+LANGUAGE = re.compile(r"[A-Za-z0-9_+#.-]{1,32}")
+COPY_BUTTON = (
+    '<button type="button" class="copy-code" data-action="copy-code" aria-label="Copy code">'
+    "Copy</button>"
+)
+
+
+def language_of(info: str) -> str | None:
+    """The language a fence's info string names: its first word, if it looks like a name."""
+    words = info.split()
+    # NOTE: any other first word (quotes, brackets, `{.py}`, a 2 kB word) means no language at
+    # all, not an escaped label: the name goes into a class and a data attribute and is looked
+    # up as a lexer, so it must be a plain name.
+    if words and LANGUAGE.fullmatch(words[0]):
+        return words[0]
+    return None
+
+
+def code_block_html(code: str, info: str, *, finished: bool) -> str:
+    """A code block: a head with the language ("text" if none) and, once finished, Copy."""
+    language = language_of(info)
+    label = escape(language or "text")
+    attributes = f' class="language-{label}" data-lang="{label}"' if language else ""
+    # NOTE: no Copy while the block is still streaming: it would copy half the code.
+    button = COPY_BUTTON if finished else ""
+    return (
+        f'<div class="code-block"><div class="code-head"><span class="code-lang">{label}</span>'
+        f"{button}</div>"
+        # NOTE: tabindex: a scrollable region must be reachable from the keyboard (axe).
+        f'<pre tabindex="0"><code{attributes}>{escape(code, quote=False)}</code></pre></div>\n'
+    )
+
+
+def available() -> bool:
+    """Whether Pygments can be imported (in the browser: once it has been loaded)."""
+    return importlib.util.find_spec("pygments") is not None
+
+
+def highlight(code: str, language: str) -> str | None:
+    """Pygments token spans for ``code`` (no wrapping element); None without Pygments or lexer."""
+    if not available():
+        return None
+    # NOTE: imported here, not at the top: boot must not pay for Pygments (the browser loads it
+    # later). import_module, because every import statement in app/ is at module level.
+    pygments = importlib.import_module("pygments")
+    formatters = importlib.import_module("pygments.formatters")
+    lexers = importlib.import_module("pygments.lexers")
+    util = importlib.import_module("pygments.util")
+    try:
+        # NOTE: stripnl/ensurenl off: the spans hold exactly ``code``, blank lines and all.
+        lexer = lexers.get_lexer_by_name(language, stripnl=False, ensurenl=False)
+    except util.ClassNotFound:
+        return None
+    spans = str(pygments.highlight(code, lexer, formatters.HtmlFormatter(nowrap=True)))
+    # NOTE: the formatter ends every line with a newline, the last one too.
+    return spans if code.endswith("\n") else spans.removesuffix("\n")
