@@ -125,20 +125,30 @@ def _second_attempt(request: StreamRequest) -> list[scenarios.Step]:
 def test_an_attached_file_goes_with_the_prompt_and_a_refused_one_says_why(
     riacho: Page, guard: PageGuard
 ) -> None:
-    guard.allow_console_error(r"status of 400 \(Bad Request\)")
     files = riacho.locator("input[type=file][name=attachments]")
     files.set_input_files(
         [{"name": "notes.txt", "mimeType": "text/plain", "buffer": b"river notes"}]
     )
-    expect(riacho.locator("#attachment-list")).to_have_text("Attached: 1 file(s)")
+    chips = riacho.locator("#attachment-list .chip")
+    ready = riacho.locator("#attachment-list [data-file-state=ready]")
+    expect(ready.locator(".chip-name")).to_have_text("notes.txt")
+    expect(ready.locator(".chip-size")).to_have_text("11 bytes")
     with riacho.expect_request("**/api/respond/stream") as streamed:
         answer = send(riacho, "Read my notes")
     assert len(streamed.value.post_data_json["attachmentIds"]) == 1
     expect(answer).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
-    expect(riacho.locator("#attachment-list")).to_have_text("")
+    expect(chips).to_have_count(0)
+    sent = riacho.locator("[data-role=user]").filter(has_text="Read my notes")
+    expect(sent.locator(".chip-name")).to_have_text("notes.txt")
 
+    uploads_before = len([r for r in guard.requests if r.endswith("/api/attachments")])
     files.set_input_files(
         [{"name": "tool.exe", "mimeType": "application/x-msdownload", "buffer": b"MZ"}]
     )
-    expect(riacho.locator("#attachment-list")).to_contain_text("tool.exe")
-    expect(riacho.locator("#attachment-list")).to_contain_text("attachment_type_unsupported")
+    refused = riacho.locator("#attachment-list [data-file-state=error]")
+    expect(refused.locator(".chip-name")).to_have_text("tool.exe")
+    expect(refused.locator(".chip-error")).to_have_text("this kind of file is not accepted")
+    refused.locator("[data-action=remove-attachment]").click()
+    expect(chips).to_have_count(0)
+    uploads = len([r for r in guard.requests if r.endswith("/api/attachments")])
+    assert uploads == uploads_before, "refused before any upload, from the server's limits"
