@@ -398,7 +398,7 @@ class Page:
 
     def _on_click(self, js_event: JsValue) -> None:
         js_target = js_event.target.closest("[data-action], [data-chat-id]")
-        if not present(js_target) or js_target.disabled:
+        if not present(js_target) or js_target.hasAttribute("disabled"):
             return
         chat_id = text_or_none(js_target.getAttribute("data-chat-id"))
         if chat_id is not None and present(js_target.closest("#chat-list")):

@@ -188,11 +188,9 @@ def chat_list_html(state: State, now: datetime | None = None) -> str:
     search = state.search
     if search is not None:
         if search.chat_ids is None:
-            return '<p class="list-note" role="status">Searching…</p>'
+            return '<p class="list-note">Searching…</p>'
         if not search.chat_ids:
-            return (
-                f'<p class="list-note" role="status">No chat contains “{escape(search.query)}”.</p>'
-            )
+            return f'<p class="list-note">No chat contains “{escape(search.query)}”.</p>'
         return _chat_group("Results", search.chat_ids, state)
     if not state.chat_order:
         return '<p class="list-note">Your chats will be listed here.</p>'
@@ -271,7 +269,7 @@ def toast_html(state: State) -> str:
     if notice is None:
         return ""
     return (
-        '<div class="toast" role="status" data-toast="fallback"'
+        '<div class="toast" role="note" data-toast="fallback"'
         f"{attr('data-reason', notice.reason)}>"
         f"{escape(notice.message)} "
         '<button type="button" data-action="dismiss-toast" aria-label="Dismiss">'

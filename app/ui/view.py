@@ -214,6 +214,8 @@ class View:
             elif patch is not None:
                 patches[message.id] = patch
         order = [m.id for m in messages]
+        for key in set(self._shown) - set(order):
+            del self._shown[key]  # NOTE: off the page now (another branch): rendered anew later
         if changed or order != self._order:
             self._order = order
             self._dom.sync_messages(order, changed)

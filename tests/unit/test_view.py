@@ -563,3 +563,23 @@ def test_a_settled_answer_is_announced_once_in_words() -> None:
     view.render(done)
     view.render(done)
     assert [args for name, args in dom.take() if name == "announce"] == ["Answer complete"]
+
+
+def test_a_message_shown_again_after_another_branch_is_rendered_whole() -> None:
+    """Switching branches takes messages off the page; back again, they are new elements."""
+    dom = FakeDom()
+    view = View(dom)
+    chat = one_turn("Answer A", status="completed")
+    other = MessageState("u_b", "user", text="Other branch")  # a sibling of u_c1 at the top
+    both = replace(chat, messages=(*chat.messages, other))
+    view.render(state_of(replace(both, branches={"": "u_c1"})))
+    dom.take()
+    view.render(state_of(replace(both, branches={"": "u_b"})))
+    assert synced(dom.take())[0] == ["u_b"]
+
+    view.render(state_of(replace(both, branches={"": "u_c1"})))
+
+    calls = dom.take()
+    order, changed = synced(calls)
+    assert order == ["u_c1", "a_c1"] and set(changed) == {"u_c1", "a_c1"}
+    assert patches(calls) == {}
