@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 ARGS ?=
 
-.PHONY: setup run test test-unit test-e2e lint bench dist clean
+.PHONY: setup run test test-unit test-e2e lint bench dist screenshots clean
 
 $(VENV)/.runtime: requirements.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Riacho needs Python 3.11+")'
@@ -41,6 +41,9 @@ test-e2e: setup $(VENV)/.dev
 bench: setup $(VENV)/.dev
 	$(PY) tools/bench_sse.py
 	@CHROMIUM_PATH="$$($(PY) tools/chromium.py)" && export CHROMIUM_PATH && $(PY) tools/bench/browser.py
+
+screenshots: setup $(VENV)/.dev
+	@CHROMIUM_PATH="$$($(PY) tools/chromium.py)" && export CHROMIUM_PATH && $(PY) tools/screenshots.py
 
 dist: setup
 	$(PY) tools/dist.py

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 import pytest
 
 from app.run.chat_stream import ChatStream, SendOptions
 from app.state.parts import TextPart
-from app.state.state import ChatState, MessageState, RunState, RunStatus, State
+from app.state.state import ChatState, Editing, MessageState, RunState, RunStatus, State
 from app.state.text import Text
-from app.ui.controller import Composer, Controller, KeyIntent, key_intent
+from app.ui.controller import Composer, Controller, KeyIntent, Shortcut, key_intent, shortcut_for
+from app.wire.api import AttachmentInfo
 
 # --- key_intent ---------------------------------------------------------------------------------
 
@@ -87,6 +88,25 @@ class FakeStream:
     def dismiss_notice(self) -> None:
         self._record("dismiss_notice")
 
+    def show_branch(self, message_id: str, index: int) -> None:
+        self._record("show_branch", message_id, index)
+
+    def set_editing(self, editing: Editing) -> None:
+        self._record("set_editing", editing)
+
+    def rename_chat(self, chat_id: str, title: str) -> None:
+        self._record("rename_chat", chat_id, title)
+
+    def delete_chat(self, chat_id: str) -> None:
+        self._record("delete_chat", chat_id)
+
+    def edit(self, message_id: str, prompt: str) -> object | None:
+        self._record("edit", message_id, prompt)
+        return self.task
+
+    def search(self, query: str) -> None:
+        self._record("search", query)
+
 
 @dataclass
 class Harness:
@@ -110,7 +130,9 @@ def answer_state(statuses: tuple[RunStatus, ...] = ("completed",), shown: int = 
         )
         for i, status in enumerate(statuses)
     }
-    message = MessageState("a1", "assistant", server_id="srv_a1", run_ids=tuple(runs), shown=shown)
+    message = MessageState(
+        "a1", "assistant", server_id="srv_a1", reply_to="u1", run_ids=tuple(runs), shown=shown
+    )
     chat = ChatState("c1", messages=(MessageState("u1", "user", text="q"), message), runs=runs)
     return State(chats={"c1": chat}, chat_order=("c1",), active_chat_id="c1")
 
@@ -120,7 +142,11 @@ def answer_state(statuses: tuple[RunStatus, ...] = ("completed",), shown: int = 
 
 def test_submit_sends_the_prompt_with_the_composer_s_options() -> None:
     h = harness()
-    options = SendOptions(True, "high", True, "demo-2", ("f1", "f2"))
+    files = tuple(
+        AttachmentInfo(attachment_id=f, name=f, size=1, mime_type="text/plain")
+        for f in ("f1", "f2")
+    )
+    options = SendOptions(True, "high", True, "demo-2", files)
 
     taken = h.controller.submit(Composer("hi", options))
 
@@ -278,3 +304,120 @@ def test_copy_only_copies_a_completed_answer(state: State, message_id: str) -> N
     h.controller.click("copy", message_id)
 
     assert h.copied == []
+
+
+# --- chats, edits, branches, shortcuts ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("action", "editing"),
+    [
+        pytest.param("rename-chat", Editing(title=True), id="rename-opens-the-title-field"),
+        pytest.param("delete-chat", Editing(confirm_delete=True), id="delete-asks-first"),
+        pytest.param("cancel-title", Editing(), id="cancel-rename"),
+        pytest.param("cancel-delete", Editing(), id="keep-the-chat"),
+        pytest.param("cancel-edit", Editing(), id="cancel-an-edit"),
+    ],
+)
+def test_in_place_edits_open_and_close(action: str, editing: Editing) -> None:
+    h = harness(answer_state())
+
+    h.controller.click(action)
+
+    assert h.stream.calls == [("set_editing", (editing,), {})]
+
+
+def test_edit_opens_the_prompt_it_was_clicked_on() -> None:
+    h = harness(answer_state())
+
+    h.controller.click("edit", "u1")
+
+    assert h.stream.calls == [("set_editing", (Editing(message_id="u1"),), {})]
+
+
+def test_confirm_delete_deletes_the_active_chat_only_when_there_is_one() -> None:
+    h = harness(answer_state())
+    h.controller.click("confirm-delete")
+    assert h.stream.calls == [("delete_chat", ("c1",), {})]
+
+    empty = harness(State())
+    empty.controller.click("confirm-delete")
+    assert empty.stream.calls == []
+
+
+def test_save_title_and_edit_and_search_reach_the_store() -> None:
+    h = harness(answer_state())
+
+    h.controller.save_title("Trip")
+    taken = h.controller.save_edit("u1", "better words")
+    h.controller.search("rio")
+
+    assert taken is True
+    assert h.stream.calls == [
+        ("rename_chat", ("c1", "Trip"), {}),
+        ("edit", ("u1", "better words"), {}),
+        ("search", ("rio",), {}),
+    ]
+
+
+def _branches() -> State:
+    prompts = tuple(MessageState(f"u{i}", "user", text=f"v{i}") for i in range(3))
+    chat = ChatState("c1", messages=prompts)
+    return State(chats={"c1": chat}, chat_order=("c1",), active_chat_id="c1")
+
+
+@pytest.mark.parametrize(
+    ("clicked", "action", "index"),
+    [
+        pytest.param("u1", "branch-prev", 0, id="previous"),
+        pytest.param("u1", "branch-next", 2, id="next"),
+        pytest.param("u0", "branch-prev", 0, id="first-stays-first"),
+        pytest.param("u2", "branch-next", 2, id="last-stays-last"),
+    ],
+)
+def test_branch_switcher_steps_within_the_siblings(clicked: str, action: str, index: int) -> None:
+    h = harness(_branches())
+
+    h.controller.click(action, clicked)
+
+    assert h.stream.calls == [("show_branch", (clicked, index), {})]
+
+
+def test_copy_last_answer_copies_the_last_completed_answer_on_screen() -> None:
+    h = harness(answer_state(("completed", "failed"), shown=0))
+
+    assert h.controller.copy_last_answer() is True
+    assert h.copied == ["answer 0"]
+
+    failed = harness(answer_state(("completed", "failed"), shown=1))
+    assert failed.controller.copy_last_answer() is False
+    assert failed.copied == []
+
+
+def test_escape_ends_an_edit_only_when_one_is_open() -> None:
+    closed = harness(answer_state())
+    assert closed.controller.cancel_editing() is False
+    assert closed.stream.calls == []
+
+    editing = harness(replace(answer_state(), editing=Editing(title=True)))
+    assert editing.controller.cancel_editing() is True
+    assert editing.stream.calls == [("set_editing", (Editing(),), {})]
+
+
+@pytest.mark.parametrize(
+    ("key", "typing", "modified", "shortcut"),
+    [
+        pytest.param("n", False, False, "new-chat", id="n-new-chat"),
+        pytest.param("/", False, False, "focus-composer", id="slash-composer"),
+        pytest.param("c", False, False, "copy-last", id="c-copy"),
+        pytest.param("?", False, False, "show-shortcuts", id="question-mark-list"),
+        pytest.param("n", True, False, None, id="never-while-typing"),
+        pytest.param("c", False, True, None, id="never-with-ctrl-alt-meta"),
+        pytest.param("x", False, False, None, id="other-keys"),
+        pytest.param("N", False, False, None, id="case-sensitive"),
+    ],
+)
+def test_single_key_shortcuts(
+    key: str, typing: bool, modified: bool, shortcut: Shortcut | None
+) -> None:
+    assert shortcut_for(key, typing=typing, modified=modified) == shortcut

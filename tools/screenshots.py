@@ -1,0 +1,119 @@
+"""Regenerate the README's screenshots from a real Chromium session against the demo model.
+
+``make screenshots`` starts the reference server on a free port with a fresh database, opens
+the page at desktop (1280 x 800) and phone (390 x 844, touch) sizes in light and dark, asks the
+demo model one question with thinking and tools on (so the answer has a thought, tool calls,
+an image, a table, highlighted code and typeset math), and writes
+``docs/screenshot-{desktop,mobile}-{light,dark}.png``.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import Page, sync_playwright
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+from chromium import find_chromium  # noqa: E402
+
+DOCS = ROOT / "docs"
+PROMPT = "Draw a river at dawn, then show the quadratic formula math with some code"
+SIZES: dict[str, dict[str, Any]] = {
+    "desktop": {"viewport": {"width": 1280, "height": 800}, "device_scale_factor": 1},
+    "mobile": {
+        "viewport": {"width": 390, "height": 844},
+        "device_scale_factor": 2,
+        "is_mobile": True,
+        "has_touch": True,
+    },
+}
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"]
+BOOT_MS = 90_000
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_until_serving(url: str, server: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise SystemExit(f"screenshots: the server exited with {server.returncode}")
+        try:
+            with urllib.request.urlopen(url, timeout=1):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise SystemExit("screenshots: the server did not start")
+
+
+def toggle(page: Page, action: str, mobile: bool) -> None:
+    if mobile:
+        page.locator("[data-action=composer-options]").click()
+    page.locator(f"[data-action={action}]").click()
+    if mobile:
+        page.locator("[data-action=composer-options]").click()
+
+
+def shoot(page: Page, url: str, mobile: bool, path: Path) -> None:
+    page.goto(url)
+    page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_MS)
+    toggle(page, "thinking", mobile)
+    toggle(page, "tools", mobile)
+    page.locator("textarea[name=prompt]").fill(PROMPT)
+    page.locator("[data-action=send]").click()
+    answer = page.locator("[data-role=assistant][data-status=completed]")
+    answer.wait_for(timeout=120_000)
+    page.wait_for_selector(".math .katex", state="attached", timeout=30_000)
+    page.wait_for_selector("code[data-highlighted] span", state="attached", timeout=30_000)
+    page.wait_for_function("[...document.images].every(i => i.complete)")
+    # NOTE: the end of the answer: highlighted code, typeset math, the actions.
+    page.locator(".math[data-math=display]").first.evaluate(
+        "e => e.scrollIntoView({block: 'center'})"
+    )
+    page.locator("[data-action=jump-to-latest]").evaluate("b => { b.hidden = true; }")
+    page.mouse.move(0, 0)
+    page.wait_for_timeout(400)
+    page.screenshot(path=str(path))
+    print(f"screenshots: wrote {path.relative_to(ROOT)}", flush=True)
+
+
+def main() -> None:
+    executable = find_chromium()
+    if executable is None:
+        raise SystemExit("screenshots: no Chromium found (see tools/chromium.py)")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/"
+    with tempfile.TemporaryDirectory() as workdir:
+        command = [sys.executable, "-m", "server", "--host", "127.0.0.1", "--port", str(port)]
+        command += ["--db", str(Path(workdir) / "shots.db"), "--demo-token-ms", "2"]
+        server = subprocess.Popen(command, cwd=ROOT)
+        try:
+            wait_until_serving(url, server)
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(executable_path=executable, args=FLAGS)
+                for size, options in SIZES.items():
+                    for scheme in ("light", "dark"):
+                        context = browser.new_context(**options, color_scheme=scheme)
+                        path = DOCS / f"screenshot-{size}-{scheme}.png"
+                        shoot(context.new_page(), url, size == "mobile", path)
+                        context.close()
+                browser.close()
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    main()
