@@ -456,3 +456,40 @@ def _tiny_png() -> bytes:
     return base64.b64decode(
         "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
     )
+
+
+def test_a_suggestion_starts_the_chat(riacho: Page) -> None:
+    suggestion = riacho.locator("[data-action=suggest]").first
+    words = str(suggestion.get_attribute("data-prompt"))
+    with riacho.expect_request("**/api/respond/stream") as sent:
+        suggestion.click()
+    body = json.loads(sent.value.post_data or "{}")
+    assert body["prompt"] == words
+    completed(answer_of(riacho, body["runId"]))
+    expect(riacho.locator("[data-role=user] .bubble")).to_have_text([words])
+
+
+def test_focus_in_a_footer_that_re_renders_stays_on_the_page(riacho: Page) -> None:
+    answer = send(riacho, "Please write a long answer")
+    expect(answer).to_have_attribute("data-status", "receiving", timeout=STREAM_MS)
+    answer.locator(".run-details summary").focus()
+    completed(answer)  # NOTE: the footer is replaced when the run settles
+    focused = riacho.evaluate("document.activeElement.tagName.toLowerCase()")
+    assert focused != "body"
+    expect(riacho.locator("textarea[name=prompt]")).to_be_focused()
+
+
+def test_reduced_motion_stills_the_cursor_and_the_drawer(riacho: Page, size: str) -> None:
+    cursor_animation = (
+        "name => { const c = document.querySelector('.cursor');"
+        " return c !== null && getComputedStyle(c).animationName === name; }"
+    )
+    answer = send(riacho, "Please write a long answer")
+    riacho.wait_for_function(cursor_animation, arg="blink", timeout=STREAM_MS)
+    riacho.emulate_media(reduced_motion="reduce")
+    riacho.wait_for_function(cursor_animation, arg="none", timeout=STREAM_MS)
+    riacho.locator("[data-action=stop]").click()
+    expect(answer).not_to_have_attribute("data-status", "receiving", timeout=STREAM_MS)
+    if size == "mobile":
+        sidebar = riacho.locator("#sidebar")
+        assert sidebar.evaluate("s => getComputedStyle(s).transitionDuration") in ("0s", "0s, 0s")

@@ -226,13 +226,9 @@ def _luminance(colour: str) -> float:
 CSS = parse_css((ROOT / "static" / "code.css").read_text(encoding="utf-8"))
 SCHEMES = {  # name: (media condition, selector of the rule setting its palette)
     "light": ("", ".code-block"),
-    "dark-by-system": (
-        "(prefers-color-scheme: dark)",
-        ':root:not([data-theme="light"]) .code-block',
-    ),
-    "dark-by-choice": ("", ':root[data-theme="dark"] .code-block'),
+    "dark": ("(prefers-color-scheme: dark)", ".code-block"),
 }
-BACKGROUNDS = {"light": "#f4f5f7", "dark-by-system": "#0f1419", "dark-by-choice": "#0f1419"}
+BACKGROUNDS = {"light": "#f4f5f7", "dark": "#0f1419"}
 HEX = re.compile(r"#[0-9a-fA-F]{6}")
 COLOUR_LITERAL = re.compile(r"#[0-9a-fA-F]{3,8}\b|\b(?:rgb|rgba|hsl|hsla|hwb|lab|lch|oklch)\(")
 
@@ -282,9 +278,8 @@ def test_every_colour_contrasts_with_its_background(scheme: str, name: str, valu
     assert contrast(value, palette(scheme)["--hl-bg"]) >= 4.5, f"{scheme} {name} {value}"
 
 
-def test_every_scheme_sets_the_same_colours_and_both_darks_agree() -> None:
-    assert palette("light").keys() == palette("dark-by-system").keys()
-    assert palette("dark-by-system") == palette("dark-by-choice")
+def test_every_scheme_sets_the_same_colours() -> None:
+    assert palette("light").keys() == palette("dark").keys()
 
 
 def test_token_rules_use_only_palette_colours() -> None:
