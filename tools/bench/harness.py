@@ -9,14 +9,16 @@ vendored runtime, and no server code or repository file is touched.
 
 from __future__ import annotations
 
+import http.cookiejar
 import json
 import shutil
 import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -96,13 +98,28 @@ class Server:
     url: str
     process: subprocess.Popen[bytes]
     log: Path
+    opener: urllib.request.OpenerDirector = field(
+        default_factory=lambda: urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
+        )
+    )
 
     def api(self, method: str, path: str, payload: Any = None) -> Any:
-        """A JSON request to the server (test hooks included); the decoded answer."""
+        """A JSON request to the server (test hooks included) with the bench's own session
+        (made on first use: the test routes need one); the decoded answer."""
+        try:
+            return self._call(method, path, payload)
+        except urllib.error.HTTPError as error:
+            if error.code != 401:
+                raise
+        self._call("GET", "/api/session", None)
+        return self._call(method, path, payload)
+
+    def _call(self, method: str, path: str, payload: Any) -> Any:
         data = None if payload is None else json.dumps(payload).encode()
         request = urllib.request.Request(self.url + path, data=data, method=method)
         request.add_header("Content-Type", "application/json")
-        with urllib.request.urlopen(request, timeout=30) as response:
+        with self.opener.open(request, timeout=30) as response:
             return json.loads(response.read() or b"null")
 
     def stop(self) -> None:

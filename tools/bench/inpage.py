@@ -130,6 +130,9 @@ class _HtmlDom:
     def set_draft(self, text: str) -> None:
         pass
 
+    def announce(self, text: str) -> None:
+        pass
+
 
 @dataclass
 class _Timer:
@@ -206,13 +209,14 @@ def render_growth(total: int, size: int, every: int) -> str:
     from js import document
 
     from app.browser.dom import BrowserDom
+    from app.browser.enhance import Enhancer
     from app.ui.view import View
 
-    messages = document.querySelector("#messages")
-    warm = {"dom": View(BrowserDom()), "html": View(_HtmlDom())}
+    messages = document.querySelector("#message-column")
+    warm = {"dom": View(BrowserDom(Enhancer())), "html": View(_HtmlDom())}
     _stream_answer(warm, {}, 2 * size, size, every, "warmup")
     messages.replaceChildren()
-    views = {"dom": View(BrowserDom()), "html": View(_HtmlDom())}
+    views = {"dom": View(BrowserDom(Enhancer())), "html": View(_HtmlDom())}
     timers = {name: _Timer() for name in ("apply", "dom", "html")}
     _stream_answer(views, timers, total, size, every, "measured")
     html_chars = len(messages.innerHTML)
