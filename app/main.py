@@ -92,6 +92,7 @@ async def main() -> None:
     stream.subscribe(_refresh_titles(stream))
     controller = Controller(stream, page.copy_to_clipboard)
     bindings = page.Page(controller, api, dom, session.limits)
+    queued = edge.take_queued_prompts()  # NOTE: with bind(), one synchronous step: none lost
     bindings.bind()
     stream.subscribe(_switch_drafts(bindings.drafts))
     edge.on_page_hide(_teardown(stream, bindings, dom))
@@ -102,6 +103,8 @@ async def main() -> None:
         stream.select_chat(chat_id)
     view.render(stream.get_state())
     bindings.enable()
+    for prompt in queued:
+        bindings.send_queued(prompt)
     edge.mark_ready()
 
 

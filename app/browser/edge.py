@@ -136,6 +136,14 @@ def on_page_hide(teardown: Callable[[], None]) -> None:
     listeners.on(js.window, "pageshow", shown)
 
 
+def take_queued_prompts() -> list[str]:
+    """The prompts sent before Python started (``static/boot.js``), whose listeners stop now."""
+    js_boot: JsValue = getattr(js.window, "riachoBoot", None)
+    if not present(js_boot):
+        return []
+    return [str(prompt) for prompt in js_boot.take()]
+
+
 def mark_ready() -> None:
     """``html[data-ready]``: Python has booted and the composer works."""
     query("#boot-text").textContent = "Ready"

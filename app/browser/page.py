@@ -330,6 +330,12 @@ class Page:
             self._files.clear()
             self._dom.follow()
 
+    def send_queued(self, prompt: str) -> None:
+        """Send a prompt typed before Python started, with the composer's options now."""
+        composer = read_composer(())
+        if self._controller.submit(Composer(prompt, composer.options)):
+            self._dom.follow()
+
     def _on_submit(self, js_event: JsValue) -> None:
         js_event.preventDefault()
         self._submit()

@@ -2,18 +2,60 @@
 
 from __future__ import annotations
 
-from playwright.sync_api import Page, expect
+import json
+import time
+
+from playwright.sync_api import Page, Route, expect
 
 from tests.e2e.conftest import BOOT_TIMEOUT_MS, LiveServer, PageGuard
 from tests.e2e.scenarios import send
 
 
-def test_page_shell_is_visible_before_python_starts(page: Page, live_server: LiveServer) -> None:
+def test_page_shell_is_visible_and_typeable_before_python_starts(
+    page: Page, live_server: LiveServer
+) -> None:
     page.route("**/pyscript/core.js", lambda route: route.abort())
     page.goto(live_server.url + "/")
     expect(page.locator("#boot-text")).to_have_text("Starting Python in your browser…")
-    expect(page.locator("textarea[name=prompt]")).to_be_disabled()
+    expect(page.locator("textarea[name=prompt]")).to_be_enabled()
+    page.locator("textarea[name=prompt]").fill("typed at once")
+    expect(page.locator("textarea[name=prompt]")).to_have_value("typed at once")
     assert page.locator("html").get_attribute("data-ready") is None
+
+
+def test_a_prompt_sent_before_python_is_ready_is_sent_once_after(
+    page: Page, server: LiveServer, guard: PageGuard
+) -> None:
+    def late(route: Route) -> None:
+        time.sleep(2.0)  # NOTE: Python starts late, so the prompt surely goes before it
+        route.continue_()
+
+    page.route("**/app/main.py", late)
+    streams: list[str] = []
+    page.on(
+        "request",
+        lambda request: streams.append(request.post_data or "")
+        if request.url.endswith("/api/respond/stream")
+        else None,
+    )
+    page.goto(server.url + "/")
+    prompt = page.locator("textarea[name=prompt]")
+    expect(prompt).to_be_enabled()
+    prompt.fill("Sent before the start")
+    prompt.press("Enter")
+    assert page.locator("html").get_attribute("data-ready") is None, "sent before data-ready"
+    queued = page.locator("[data-queued]")
+    expect(queued).to_contain_text("Sent before the start")
+    expect(queued).to_contain_text("Queued")
+    expect(prompt).to_have_value("")
+
+    page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
+    answer = page.locator("[data-role=assistant]")
+    expect(answer).to_have_attribute("data-status", "completed", timeout=30_000)
+    expect(page.locator("[data-role=user]")).to_have_text(["Sent before the start"])
+    expect(queued).to_have_count(0)
+    page.wait_for_timeout(500)
+    assert len(streams) == 1 and json.loads(streams[0])["prompt"] == "Sent before the start"
 
 
 def test_prompt_streams_answer_to_completion(app: Page) -> None:
