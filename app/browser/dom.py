@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 import js
 from pyodide.ffi import create_once_callable, create_proxy
 
-from app.browser.edge import JsValue, Listeners, present, query
+from app.browser.edge import JsValue, Listeners, js_object, present, query
 from app.browser.enhance import Enhancer
 from app.ui.render import EMPTY_STATE_HTML
 from app.ui.view import Controls, MessagePatch
@@ -32,16 +32,28 @@ class BrowserDom:
         self._js_template = js.document.createElement("template")
         self._enhancer = enhancer
         self._following = True
+        self._auto_top = 0.0  # where our own last scroll to the bottom left the view
         self._listeners = Listeners()
         self._listeners.on(self._js_scroller, "scroll", self._on_scroll)
+        # NOTE: no layout is read or forced while rendering: whether the reader is at the
+        # bottom comes from an IntersectionObserver on a sentinel after the column, and the
+        # view follows the stream from a ResizeObserver, which runs after layout.
         self._resize_proxy = create_proxy(self._on_resize)
-        self._js_observer = js.ResizeObserver.new(self._resize_proxy)
-        self._js_observer.observe(self._js_column)
+        self._js_resizes = js.ResizeObserver.new(self._resize_proxy)
+        self._js_resizes.observe(self._js_column)
+        self._bottom_proxy = create_proxy(self._on_bottom)
+        options = js_object(
+            {"root": self._js_scroller, "rootMargin": f"0px 0px {NEAR_BOTTOM_PX}px 0px"}
+        )
+        self._js_bottom = js.IntersectionObserver.new(self._bottom_proxy, options)
+        self._js_bottom.observe(query("#bottom-sentinel"))
 
     def teardown(self) -> None:
         self._listeners.teardown()
-        self._js_observer.disconnect()
+        self._js_resizes.disconnect()
+        self._js_bottom.disconnect()
         self._resize_proxy.destroy()
+        self._bottom_proxy.destroy()
 
     # --- following the stream ------------------------------------------------------------------
 
@@ -52,31 +64,41 @@ class BrowserDom:
 
     def _to_bottom(self) -> None:
         self._js_scroller.scrollTop = self._js_scroller.scrollHeight
+        self._auto_top = float(self._js_scroller.scrollTop)
         self._js_jump.hidden = True
 
-    def _at_bottom(self) -> bool:
-        js_list = self._js_scroller
-        gap = js_list.scrollHeight - js_list.scrollTop - js_list.clientHeight
-        return bool(gap < NEAR_BOTTOM_PX)
-
     def _on_scroll(self, _js_event: JsValue) -> None:
-        # NOTE: our own scrolls land at the bottom, so only the reader can turn following off.
-        self._following = self._at_bottom()
+        # NOTE: scroll events come before the observers in a frame: a reader who moved up from
+        # where we left the view stops the following at once, before new text could pull the
+        # view back down. Back at the bottom, the sentinel's observer resumes it.
+        js_list = self._js_scroller
+        top = float(js_list.scrollTop)
+        gap = float(js_list.scrollHeight) - top - float(js_list.clientHeight)
+        if top + 4 < self._auto_top and gap > NEAR_BOTTOM_PX:  # NOTE: not a clamp (shrink)
+            self._following = False
+            self._js_jump.hidden = False
+
+    def _on_bottom(self, js_entries: JsValue, _js_observer: JsValue) -> None:
+        # NOTE: the sentinel enters or leaves the view: the reader reached the bottom or left
+        # it (our own scrolls always end there, so only the reader turns following off).
+        self._following = bool(js_entries[js_entries.length - 1].isIntersecting)
         self._js_jump.hidden = self._following
 
     def _on_resize(self, _js_entries: JsValue, _js_observer: JsValue) -> None:
         # NOTE: the transcript grew or shrank (text, an image that loaded, a table laid out):
-        # stay at the bottom if the reader was there.
+        # stay at the bottom if the reader was there. Layout is done here, so this is cheap.
         if self._following:
             self._to_bottom()
-        else:
-            self._js_jump.hidden = self._at_bottom()
 
     # --- the view's Dom ------------------------------------------------------------------------
 
     def _node(self, html: str) -> JsValue:
         self._js_template.innerHTML = html
         return self._js_template.content.firstElementChild
+
+    def _node_list(self, html: str) -> list[JsValue]:
+        self._js_template.innerHTML = html
+        return list(self._js_template.content.children)
 
     def set_html(self, slot: str, html: str) -> None:
         js_slot = query(slot)
@@ -98,8 +120,6 @@ class BrowserDom:
             self._js_nodes[key] = js_new
             self._enhancer.enhance(js_new)
         self._place(order)
-        if self._following:
-            self._to_bottom()
 
     def _place(self, order: Sequence[str]) -> None:
         if order:
@@ -123,12 +143,12 @@ class BrowserDom:
                 js_foot.outerHTML = patch.foot_html
         if patch.append_html:
             js_done = js_message.querySelector(".md-done")
-            js_done.insertAdjacentHTML("beforeend", patch.append_html)
-            self._enhancer.enhance(js_done)
+            js_added = self._node_list(patch.append_html)
+            js_done.append(*js_added)
+            for js_block in js_added:  # NOTE: only the new blocks: finished ones stay as they are
+                self._enhancer.enhance(js_block)
         if patch.open_html is not None:
             js_message.querySelector(".md-open").innerHTML = patch.open_html
-        if self._following:
-            self._to_bottom()
 
     def set_controls(self, controls: Controls) -> None:
         js_send = query("[data-action=send]")

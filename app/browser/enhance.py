@@ -32,16 +32,16 @@ class Enhancer:
 
     def enhance(self, js_root: JsValue) -> None:
         """Do what can be done under ``js_root`` now; start loading what is missing."""
-        js_code = js_root.querySelectorAll(CODE)
-        if js_code.length:
+        js_code = _matching(js_root, CODE)
+        if js_code:
             if self._pygments == "ready":
                 for js_element in js_code:
                     _highlight(js_element)
             elif self._pygments == "absent":
                 self._pygments = "loading"
                 spawn(self._load_pygments())
-        js_math = js_root.querySelectorAll(MATH)
-        if js_math.length:
+        js_math = _matching(js_root, MATH)
+        if js_math:
             if self._katex == "ready":
                 for js_element in js_math:
                     _typeset(js_element)
@@ -78,6 +78,12 @@ class Enhancer:
     def _katex_failed(self, _js_event: JsValue) -> None:
         self._katex = "failed"
         log("riacho: math typesetting unavailable: KaTeX did not load")
+
+
+def _matching(js_root: JsValue, selector: str) -> list[JsValue]:
+    """``js_root`` itself and the elements under it that match ``selector``."""
+    found = [js_root] if bool(js_root.matches(selector)) else []
+    return found + list(js_root.querySelectorAll(selector))
 
 
 def _highlight(js_code: JsValue) -> None:
