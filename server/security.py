@@ -106,8 +106,19 @@ async def security_middleware(request: web.Request, handler: Handler) -> web.Str
         _check_change(request)
     response = await handler(request)
     for name, value in _cors_headers(request).items():
-        response.headers.setdefault(name, value)
+        if name == "Vary":
+            response.headers["Vary"] = _merged_vary(response.headers.get("Vary"), value)
+        else:
+            response.headers.setdefault(name, value)
     return response
+
+
+def _merged_vary(current: str | None, extra: str) -> str:
+    """A ``Vary`` header naming ``extra`` too (a page file already varies by encoding)."""
+    names = [name.strip() for name in (current or "").split(",") if name.strip()]
+    if extra.lower() not in (name.lower() for name in names):
+        names.append(extra)
+    return ", ".join(names)
 
 
 async def add_security_headers(request: web.Request, response: web.StreamResponse) -> None:

@@ -3,6 +3,11 @@
 Any static host can serve dist/ (it must send ``.wasm`` as ``application/wasm`` and ``.mjs`` as
 ``text/javascript``). ``dist/config.json`` holds the API base URL: empty (the default) means
 the same origin; ``API_BASE=https://api.example.test make dist`` points the page elsewhere.
+
+Every compressible file has its ``.br`` and ``.gz`` beside it when that pays: static/vendor/'s
+come from ``make setup``; the page's own files are compressed here. A host that serves
+precompressed files (nginx ``gzip_static``/``brotli_static``, Caddy ``precompressed``) sends
+them; any other host sends the plain files, which are all there.
 """
 
 from __future__ import annotations
@@ -11,6 +16,8 @@ import json
 import os
 import shutil
 from pathlib import Path
+
+from compress import MANIFEST, SIBLING_SUFFIXES, is_compressible, precompress_files
 
 ROOT = Path(__file__).resolve().parent.parent
 DIST = ROOT / "dist"
@@ -25,13 +32,27 @@ def build(api_base: str) -> None:
     DIST.mkdir()
     for name in PAGE_FILES:
         shutil.copy2(ROOT / name, DIST / name)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".stamp")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".stamp", MANIFEST)
     shutil.copytree(ROOT / "app", DIST / "app", ignore=ignore)
     shutil.copytree(ROOT / "static", DIST / "static", ignore=ignore)
     config = {"apiBase": api_base.rstrip("/")}
     (DIST / "config.json").write_text(json.dumps(config) + "\n", encoding="utf-8")
-    size = sum(p.stat().st_size for p in DIST.rglob("*") if p.is_file())
-    print(f"dist: {DIST.relative_to(ROOT)}/ ready ({size / 1e6:.1f} MB), apiBase={api_base!r}")
+    # NOTE: static/vendor/ arrives with its siblings (tools/vendor.py); the rest changes with
+    # every edit of the app, so it is compressed now.
+    vendor = DIST / "static" / "vendor"
+    own = [
+        p
+        for p in DIST.rglob("*")
+        if p.is_file() and is_compressible(p) and not p.is_relative_to(vendor)
+    ]
+    precompress_files(own)
+    files = [p for p in DIST.rglob("*") if p.is_file()]
+    size = sum(p.stat().st_size for p in files)
+    plain = sum(p.stat().st_size for p in files if p.suffix not in SIBLING_SUFFIXES)
+    print(
+        f"dist: {DIST.relative_to(ROOT)}/ ready ({size / 1e6:.1f} MB: {plain / 1e6:.1f} MB"
+        f" of files, the rest their .br/.gz), apiBase={api_base!r}"
+    )
 
 
 if __name__ == "__main__":

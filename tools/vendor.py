@@ -21,6 +21,10 @@ loadPackage fail silently. We write a trimmed lock listing only the wheels shipp
 NOTE: the standard library zip and the wheels are precompiled to .pyc inside Pyodide under
 Node (tools/precompile.mjs): npm's Pyodide ships sources only, and compiling them on every
 boot costs the page seconds. The lock then lists the sha256 of the files actually shipped.
+
+NOTE: last, every compressible file under static/vendor/ gets a ``.br`` and a ``.gz`` sibling
+(tools/compress.py) when that pays; servers send them to browsers that accept the coding: a
+first visit moves about 8.3 MB instead of 27 MB.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+
+from compress import MANIFEST, manifest_siblings, precompress_tree
 
 ROOT = Path(__file__).resolve().parent.parent
 VENDOR = ROOT / "static" / "vendor"
@@ -83,8 +89,8 @@ def file_sha256(path: Path) -> str:
 def inputs_digest() -> str:
     digest = hashlib.sha256()
     tools = ROOT / "tools"
-    inputs = (tools / "vendor.py", tools / "precompile.py", tools / "precompile.mjs")
-    for path in (NPM_LOCK, WHEELS_SPEC, *inputs):
+    names = ("vendor.py", "precompile.py", "precompile.mjs", "compress.py")
+    for path in (NPM_LOCK, WHEELS_SPEC, *(tools / name for name in names)):
         digest.update(path.read_bytes())
     return digest.hexdigest()
 
@@ -121,6 +127,9 @@ def expected_outputs(wheels: list[Wheel]) -> list[Path]:
     css = KATEX_OUT / KATEX_CSS
     if css.exists():
         outputs += [KATEX_OUT / font for font in katex_fonts(css.read_text(encoding="utf-8"))]
+    # NOTE: which siblings pay depends on the bytes, so the compression step's manifest lists
+    # them; a missing manifest or sibling makes the next run redo the step.
+    outputs += [VENDOR / MANIFEST, *manifest_siblings(VENDOR)]
     return outputs
 
 
@@ -272,6 +281,7 @@ def vendor() -> None:
     sources = [NODE_MODULES / "pyodide" / STDLIB_ZIP, *(download_wheel(w) for w in wheels)]
     precompile(sources)
     write_lock(wheels)
+    precompress_tree(VENDOR, log=lambda line: print(f"vendor: {line}", flush=True))
     STAMP.write_text(inputs_digest(), encoding="utf-8")
     print(f"vendor: runtime ready in {VENDOR.relative_to(ROOT)}", flush=True)
 

@@ -159,6 +159,11 @@ async def test_the_page_s_own_origin_and_allowed_ones_may_change_things(
     assert preflight.status == 204 and "POST" in preflight.headers["Access-Control-Allow-Methods"]
     refused = await api.client.options("/api/chats", headers={"Origin": "https://evil.example"})
     assert refused.status == 403
+    page_file = await api.client.get(
+        "/static/riacho.css", headers={**allowed, "Accept-Encoding": "br"}
+    )
+    vary = {name.strip() for name in page_file.headers["Vary"].split(",")}
+    assert vary == {"Accept-Encoding", "Origin"}, "a shared cache must key on both"
 
 
 @pytest.mark.parametrize("path", ["/", "/api/models", "/static/riacho.css"])

@@ -1,16 +1,21 @@
-"""The vendoring step: pinned inputs, checked hashes, a trimmed lock, idempotent re-runs."""
+"""The vendoring step: pinned inputs, checked hashes, a trimmed lock, precompressed siblings,
+idempotent re-runs."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
+import os
 import sys
 import tomllib
 from pathlib import Path
 
+import brotli  # type: ignore[import-untyped]
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+import compress
 import vendor
 
 WHEEL = vendor.Wheel(
@@ -279,3 +284,151 @@ def test_npm_ci_leaving_a_package_out_is_an_error(
     monkeypatch.setattr(vendor, "run", npm.append)
     with pytest.raises(vendor.VendorError, match=r"axe-core@4\.0"):
         vendor.npm_install()
+
+
+# --- precompression: <file>.br and <file>.gz beside each compressible vendored file -----------
+
+TEXT = b"export function f() { return 1 }\n" * 400
+NOISE = hashlib.shake_256(b"incompressible").digest(20_000)
+
+
+@pytest.fixture
+def vendored(tmp_path: Path) -> Path:
+    """A small static/vendor/: compressible files, already-compressed ones, and noise."""
+    root = tmp_path / "vendor"
+    files = {
+        "pyodide/pyodide.asm.wasm": b"\0asm" + bytes(range(256)) * 40,
+        "pyodide/pyodide.mjs": TEXT,
+        "pyodide/python_stdlib.zip": b"PK" + b"import os\n" * 900,
+        "pyodide/demo_pkg-1.0-py3-none-any.whl": b"PK" + TEXT,
+        "pyodide/pyodide-lock.json": b'{"packages": {}}' * 100,
+        "pyodide/noise-1.0-cp314-wasm32.whl": NOISE,
+        "pyscript/core.css": b"body { margin: 0 }\n" * 300,
+        "katex/fonts/KaTeX_Main-Regular.woff2": TEXT,
+        "katex/logo.png": TEXT,
+    }
+    for name, data in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+    (root / ".stamp").write_text("digest")
+    return root
+
+
+def _siblings(root: Path) -> set[str]:
+    return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.suffix in {".br", ".gz"}}
+
+
+def _snapshot(root: Path) -> dict[str, tuple[int, bytes]]:
+    return {
+        p.relative_to(root).as_posix(): (p.stat().st_mtime_ns, p.read_bytes())
+        for p in root.rglob("*")
+        if p.is_file()
+    }
+
+
+def test_each_compressible_file_gets_a_brotli_and_a_gzip_sibling(vendored: Path) -> None:
+    written = compress.precompress_tree(vendored, log=lambda line: None)
+
+    compressible = [
+        "pyodide/pyodide.asm.wasm",
+        "pyodide/pyodide.mjs",
+        "pyodide/python_stdlib.zip",
+        "pyodide/demo_pkg-1.0-py3-none-any.whl",
+        "pyodide/pyodide-lock.json",
+        "pyscript/core.css",
+    ]
+    expected = {f"{name}{suffix}" for name in compressible for suffix in (".br", ".gz")}
+    assert _siblings(vendored) == expected
+    assert {p.relative_to(vendored).as_posix() for p in written} == expected
+    for name in compressible:
+        original = (vendored / name).read_bytes()
+        br = (vendored / f"{name}.br").read_bytes()
+        gz = (vendored / f"{name}.gz").read_bytes()
+        assert brotli.decompress(br) == original
+        assert gzip.decompress(gz) == original
+        assert len(br) < 0.9 * len(original) and len(gz) < 0.9 * len(original)
+
+
+def test_already_compressed_types_and_files_that_do_not_shrink_get_no_sibling(
+    vendored: Path,
+) -> None:
+    compress.precompress_tree(vendored, log=lambda line: None)
+    siblings = _siblings(vendored)
+    assert not any(name.startswith(("katex/", "pyodide/noise")) for name in siblings)
+    assert not any(".stamp" in name or compress.MANIFEST in name for name in siblings)
+
+
+def test_gzip_siblings_are_reproducible(vendored: Path) -> None:
+    compress.precompress_tree(vendored, log=lambda line: None)
+    first = (vendored / "pyodide/pyodide.mjs.gz").read_bytes()
+    (vendored / "pyodide/pyodide.mjs.gz").unlink()
+    compress.precompress_tree(vendored, log=lambda line: None)
+    assert (vendored / "pyodide/pyodide.mjs.gz").read_bytes() == first
+
+
+def test_a_second_run_writes_nothing(vendored: Path) -> None:
+    compress.precompress_tree(vendored, log=lambda line: None)
+    before = _snapshot(vendored)
+    lines: list[str] = []
+
+    assert compress.precompress_tree(vendored, log=lines.append) == []
+
+    assert _snapshot(vendored) == before
+    assert lines == []
+
+
+def test_a_changed_file_is_compressed_again_even_with_an_older_mtime(vendored: Path) -> None:
+    """npm gives every file of every version the same mtime: content decides, not dates."""
+    compress.precompress_tree(vendored, log=lambda line: None)
+    path = vendored / "pyodide/pyodide.mjs"
+    mtime = path.stat().st_mtime_ns
+    path.write_bytes(TEXT + b"// new version\n")
+    os.utime(path, ns=(mtime, mtime))
+
+    written = compress.precompress_tree(vendored, log=lambda line: None)
+
+    assert sorted(p.name for p in written) == ["pyodide.mjs.br", "pyodide.mjs.gz"]
+    assert (
+        brotli.decompress((vendored / "pyodide/pyodide.mjs.br").read_bytes()) == path.read_bytes()
+    )
+
+
+def test_stale_siblings_go_when_their_file_stops_shrinking_or_is_removed(vendored: Path) -> None:
+    compress.precompress_tree(vendored, log=lambda line: None)
+    (vendored / "pyodide/pyodide.mjs").write_bytes(NOISE)
+    (vendored / "pyscript/core.css").unlink()
+
+    compress.precompress_tree(vendored, log=lambda line: None)
+
+    siblings = _siblings(vendored)
+    assert not any(
+        name.startswith(("pyodide/pyodide.mjs", "pyscript/core.css")) for name in siblings
+    )
+    manifest = compress.read_manifest(vendored)
+    assert manifest["pyodide/pyodide.mjs"][1] == []
+    assert "pyscript/core.css" not in manifest
+
+
+def test_a_deleted_sibling_is_written_again(vendored: Path) -> None:
+    compress.precompress_tree(vendored, log=lambda line: None)
+    (vendored / "pyodide/python_stdlib.zip.br").unlink()
+    written = compress.precompress_tree(vendored, log=lambda line: None)
+    assert "pyodide/python_stdlib.zip.br" in {p.relative_to(vendored).as_posix() for p in written}
+
+
+def test_the_siblings_are_expected_outputs_of_the_vendor_step(
+    vendored: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vendor, "VENDOR", vendored)
+    monkeypatch.setattr(vendor, "STAMP", vendored / ".stamp")
+    monkeypatch.setattr(vendor, "PYODIDE_OUT", vendored / "pyodide")
+    monkeypatch.setattr(vendor, "PYSCRIPT_OUT", vendored / "pyscript")
+    monkeypatch.setattr(vendor, "KATEX_OUT", vendored / "katex")
+    assert vendored / compress.MANIFEST in vendor.expected_outputs([])
+
+    compress.precompress_tree(vendored, log=lambda line: None)
+
+    outputs = set(vendor.expected_outputs([]))
+    assert vendored / compress.MANIFEST in outputs
+    assert {vendored / name for name in _siblings(vendored)} <= outputs
+    assert vendored / "pyodide/pyodide.asm.wasm.br" in outputs
