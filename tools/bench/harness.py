@@ -18,11 +18,13 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -41,6 +43,7 @@ CHROMIUM_FLAGS = [
     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1, EXCLUDE localhost",
 ]
 BOOT_TIMEOUT_MS = 90_000
+COMPOSER_WAIT_MS = 10_000
 READY_SCRIPT = (HERE / "ready.js").read_text()
 PAGE_SCRIPT = (HERE / "page.js").read_text()
 
@@ -173,15 +176,24 @@ def launch_persistent(playwright: Playwright, executable: str, user_data: Path) 
     )
 
 
-def boot(context: BrowserContext, url: str, *, tools: bool = False) -> tuple[Page, float]:
+def boot(
+    context: BrowserContext,
+    url: str,
+    *,
+    tools: bool = False,
+    setup: Callable[[Page], object] | None = None,
+) -> tuple[Page, float]:
     """Open ``url`` in a new page; wait for ``html[data-ready]``; the ms from navigation start.
 
-    ``tools`` also installs ``page.js`` (the in-page helpers and the Pyodide handle).
+    ``tools`` also installs ``page.js`` (the in-page helpers and the Pyodide handle); ``setup``
+    is called with the new page before it navigates (a CDP session, network emulation, …).
     """
     page = context.new_page()
     page.add_init_script(READY_SCRIPT)
     if tools:
         page.add_init_script(PAGE_SCRIPT)
+    if setup is not None:
+        setup(page)
     page.on("pageerror", lambda error: print(f"bench: page error: {error}", file=sys.stderr))
     page.goto(url)
     page.wait_for_selector(
@@ -193,6 +205,24 @@ def boot(context: BrowserContext, url: str, *, tools: bool = False) -> tuple[Pag
     if not isinstance(ready_ms, int | float):
         raise BenchError(f"{url}: data-ready appeared but its time was not recorded")
     return page, float(ready_ms)
+
+
+def composer_ms(page: Page) -> tuple[float | None, float | None]:
+    """Ms from navigation start to the first frame in which ``textarea[name=prompt]`` accepts
+    typing, and to the moment it stopped accepting it again before ``data-ready`` (``ready.js``;
+    None: never). (None, None) on a page without a composer. Waits COMPOSER_WAIT_MS at most
+    after ``data-ready``: a composer still unusable then is an error."""
+    try:
+        page.wait_for_function(
+            "window.__benchComposerAt !== undefined", timeout=COMPOSER_WAIT_MS, polling=50
+        )
+    except PlaywrightTimeoutError as error:
+        raise BenchError(
+            f"{page.url}: textarea[name=prompt] still not typeable"
+            f" {COMPOSER_WAIT_MS / 1000:g} s after data-ready"
+        ) from error
+    at, lost = page.evaluate("[window.__benchComposerAt, window.__benchComposerLostAt ?? null]")
+    return (None if at is None else float(at)), (None if lost is None else float(lost))
 
 
 def median(values: list[float]) -> float:
