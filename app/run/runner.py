@@ -34,6 +34,7 @@ from app.state.actions import (
     Action,
     BytesReceived,
     EventReceived,
+    EventsReceived,
     FrameSkipped,
     IssuesRecorded,
     PreStreamFailed,
@@ -48,7 +49,7 @@ from app.state.store import Store
 from app.state.trace import Clock
 from app.wire.api import RespondStreamBody
 from app.wire.errors import ChatError, HttpStatusError, TimeoutFired, TimeoutKind, TransportError
-from app.wire.protocol import ParsedEvent, parse_event
+from app.wire.protocol import ParsedEvent, StreamEvent, parse_event
 from app.wire.sse import SSEDecoder, SSEMessage
 
 _End = Literal["eof", "stopped"]  # how a connection's reading ended
@@ -276,17 +277,32 @@ class _Connection:
         self.env.dispatch(BytesReceived(self.run_id, self.env.clock(), new_keepalives))
 
     def _deliver(self, messages: list[SSEMessage]) -> None:
+        """Dispatch what one read carried: the valid events of a stretch in one action (the
+        reducer stops where the runner would: once the run no longer reads), each skipped
+        frame on its own, in order."""
         env = self.env
-        for message in messages:
-            if not self._live():
-                return
+        if messages and self._live():
             self.last_event = self.loop.time()
-            parsed = parse_event(message.data)
-            if isinstance(parsed, ParsedEvent):
-                env.dispatch(EventReceived(self.run_id, env.clock(), parsed.event))
-            else:
+            events: list[StreamEvent] = []
+            for message in messages:
+                parsed = parse_event(message.data)
+                if isinstance(parsed, ParsedEvent):
+                    events.append(parsed.event)
+                    continue
+                self._dispatch_events(events)
+                if not self._live():
+                    break
                 env.dispatch(FrameSkipped(self.run_id, env.clock(), parsed))
+            else:
+                self._dispatch_events(events)
         self._report_issues()
+
+    def _dispatch_events(self, events: list[StreamEvent]) -> None:
+        if len(events) == 1:
+            self.env.dispatch(EventReceived(self.run_id, self.env.clock(), events[0]))
+        elif events:
+            self.env.dispatch(EventsReceived(self.run_id, self.env.clock(), tuple(events)))
+        events.clear()
 
     def _report_issues(self) -> None:
         decoder, env = self.decoder, self.env

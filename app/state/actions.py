@@ -176,6 +176,16 @@ class EventReceived:
 
 
 @dataclass(frozen=True, slots=True)
+class EventsReceived:
+    """Valid stream events read together (one network read) for this run, in order: the same
+    as one ``EventReceived`` each, applied in one step (one render notice, not one per event)."""
+
+    run_id: str
+    at: float
+    events: tuple[StreamEvent, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class FrameSkipped:
     """A frame was skipped as a protocol issue (its seq may still count as seen)."""
 
@@ -299,6 +309,6 @@ RunUpdate = (
     | CancelSettled
 )
 """Run actions that change only the run itself (see ``runs.reduce_run``)."""
-RunAction = PreStreamFailed | EventReceived | RunUpdate
+RunAction = PreStreamFailed | EventReceived | EventsReceived | RunUpdate
 """Run actions applied only to a current run."""
 Action = ChatAction | RunStarted | ResumeStarted | RunRestored | RunAction

@@ -288,6 +288,11 @@ def apply_content(parts: Parts, event: ContentEvent) -> Parts:
             return (*parts, SystemEventPart(kind, message))
 
 
+def append_text(parts: Parts, delta: str) -> Parts:
+    """The parts with ``delta`` appended to the answer text (as a ``text`` event would)."""
+    return _extend(parts, TextPart, delta)
+
+
 def _extend(parts: Parts, kind: type[TextPart] | type[ThinkingPart], delta: str) -> Parts:
     """Append a delta to the last part if it is of ``kind``, else open a new one."""
     if parts and type(parts[-1]) is kind:

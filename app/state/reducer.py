@@ -27,6 +27,7 @@ from app.state.actions import (
     ErrorDismissed,
     ErrorRaised,
     EventReceived,
+    EventsReceived,
     NoticeDismissed,
     PreStreamFailed,
     ResumeStarted,
@@ -36,7 +37,16 @@ from app.state.actions import (
     SearchChanged,
     SearchFound,
 )
-from app.state.runs import new_run, receive, reduce_run, restore, start_resume
+from app.state.parts import TextPart
+from app.state.runs import (
+    is_next_text,
+    new_run,
+    receive,
+    receive_texts,
+    reduce_run,
+    restore,
+    start_resume,
+)
 from app.state.state import (
     SETTLED,
     TOP,
@@ -44,6 +54,7 @@ from app.state.state import (
     ContextInfo,
     Editing,
     FallbackNotice,
+    GapHeld,
     Live,
     MessageState,
     RunState,
@@ -286,6 +297,8 @@ def _run_action(state: State, action: RunAction) -> State:
             return _withdraw(state, chat, run, action)
         case EventReceived():
             return _event(state, chat, run, action)
+        case EventsReceived():
+            return _events(state, action)
         case _:
             return _put_chat(state, _put_run(chat, reduce_run(run, action)))
 
@@ -322,6 +335,44 @@ def _event(state: State, chat: ChatState, run: RunState, action: EventReceived) 
         if run.last_seq == 0 and run.phase == Live():
             state = _to_top(state, chat.chat_id)
     return _put_chat(state, chat)
+
+
+def _events(state: State, action: EventsReceived) -> State:
+    """Each event as an ``EventReceived``, in order, until the run stops reading (it settled,
+    or holds its terminal event for a replay); in-order text deltas are joined on the way."""
+    events, index = action.events, 0
+    while index < len(events):
+        found = state.find_run(action.run_id)
+        if found is None or not _reading(found[0], found[1]):
+            return state
+        chat, run = found
+        stretch = _text_stretch(run, events, index)
+        if stretch:
+            texts = events[index : index + stretch]
+            run = receive_texts(run, texts)  # type: ignore[arg-type]
+            state = _put_chat(state, _put_run(chat, run))
+            index += stretch
+            continue
+        state = _event(state, chat, run, EventReceived(action.run_id, action.at, events[index]))
+        index += 1
+    return state
+
+
+def _reading(chat: ChatState, run: RunState) -> bool:
+    """The run's events are still read (what the runner checks before each event)."""
+    return run.run_id in chat.live_runs and run.is_live and not isinstance(run.phase, GapHeld)
+
+
+def _text_stretch(run: RunState, events: tuple[StreamEvent, ...], start: int) -> int:
+    """How many events from ``start`` are in-order text deltas the run only appends."""
+    if not (run.parts and type(run.parts[-1]) is TextPart):
+        return 0
+    count, seq = 0, run.last_seq
+    for event in events[start:]:
+        if not is_next_text(event, run, seq):
+            break
+        count, seq = count + 1, seq + 1
+    return count
 
 
 def _to_top(state: State, chat_id: str) -> State:

@@ -24,6 +24,7 @@ object when the action does not apply in the run's status. The sequence guard li
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TypeGuard
 
@@ -43,7 +44,7 @@ from app.state.actions import (
     StreamEnded,
     StreamFailed,
 )
-from app.state.parts import fold
+from app.state.parts import append_text, fold
 from app.state.state import (
     ErrorInfo,
     GapHeld,
@@ -129,14 +130,26 @@ def receive(run: RunState, action: EventReceived) -> tuple[RunState, bool]:
 
 def _is_next_text(event: StreamEvent, run: RunState) -> TypeGuard[TextEvent]:
     """A text delta that the general path would only append: the very next seq, nothing else."""
+    return is_next_text(event, run, run.last_seq)
+
+
+def is_next_text(event: StreamEvent, run: RunState, last_seq: int) -> TypeGuard[TextEvent]:
+    """``event`` is the text delta right after ``last_seq``, which ``run`` would only append."""
     return (
         type(event) is TextEvent
         and run.status == "receiving"
         and event.run_id == run.run_id
-        and event.seq == run.last_seq + 1
+        and event.seq == last_seq + 1
         and type(run.phase) is Live
         and run.trace.first_content is not None
     )
+
+
+def receive_texts(run: RunState, events: Sequence[TextEvent]) -> RunState:
+    """The run after in-order text deltas that only append (see :func:`is_next_text`): one
+    copy of the run for all of them."""
+    delta = "".join(event.text for event in events)
+    return replace(run, last_seq=events[-1].seq, parts=append_text(run.parts, delta))
 
 
 def _unseen(run: RunState, seq: int) -> bool:

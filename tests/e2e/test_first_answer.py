@@ -34,9 +34,11 @@ def test_a_prompt_sent_before_python_is_ready_is_sent_once_after(
     streams: list[str] = []
     page.on(
         "request",
-        lambda request: streams.append(request.post_data or "")
-        if request.url.endswith("/api/respond/stream")
-        else None,
+        lambda request: (
+            streams.append(request.post_data or "")
+            if request.url.endswith("/api/respond/stream")
+            else None
+        ),
     )
     page.goto(server.url + "/")
     prompt = page.locator("textarea[name=prompt]")

@@ -7,6 +7,8 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.state.actions import (
     Action,
@@ -21,6 +23,7 @@ from app.state.actions import (
     ErrorDismissed,
     ErrorRaised,
     EventReceived,
+    EventsReceived,
     FrameSkipped,
     IssuesRecorded,
     NoticeDismissed,
@@ -34,7 +37,7 @@ from app.state.actions import (
     StreamEnded,
     StreamFailed,
 )
-from app.state.parts import answer_text
+from app.state.parts import TextPart, answer_text
 from app.state.reducer import reduce
 from app.state.state import (
     ChatState,
@@ -49,8 +52,9 @@ from app.state.state import (
     RunStatus,
     State,
 )
+from app.state.text import Text
 from app.state.trace import Gap, RunTrace
-from app.wire.protocol import ParsedEvent, SkippedFrame, parse_event
+from app.wire.protocol import ParsedEvent, SkippedFrame, StreamEvent, parse_event
 
 ERR = ErrorInfo("boom", "Boom")
 
@@ -684,3 +688,55 @@ def test_error_raised_keeps_or_sets_the_draft() -> None:
     state = reduce(State(composer_draft="typed"), ErrorRaised(ERR))
     assert (state.last_error, state.composer_draft) == (ERR, "typed")
     assert reduce(state, ErrorRaised(ERR, draft="prompt")).composer_draft == "prompt"
+
+
+# --- one network read, one action ----------------------------------------------------------------
+
+SEQS = st.integers(1, 12)
+CONTEXT = {
+    "usedTokens": 1,
+    "maxTokens": 9,
+    "ratio": 0.1,
+    "severity": "ok",
+    "compactionRecommended": False,
+}
+_BATCH_EVENTS = st.one_of(
+    st.tuples(st.just("text"), SEQS, st.fixed_dictionaries({"text": st.text("ab ", max_size=3)})),
+    st.tuples(st.just("thinking_start"), SEQS, st.just({})),
+    st.tuples(st.just("thinking"), SEQS, st.just({"text": "hm"})),
+    st.tuples(st.just("text"), SEQS, st.just({"text": "x", "runId": "other"})),
+    st.tuples(st.just("done"), SEQS, st.just({"messageId": "m1", "stopReason": "stop"})),
+    st.tuples(st.just("context_info"), SEQS, st.just(CONTEXT)),
+)
+
+
+def _parsed(kind: str, seq: int, fields: dict[str, Any]) -> StreamEvent:
+    payload = {"type": kind, "runId": "r1", "seq": seq, "done": kind == "done", **fields}
+    parsed = parse_event(json.dumps(payload))
+    assert isinstance(parsed, ParsedEvent)
+    return parsed.event
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_BATCH_EVENTS, max_size=14), st.booleans())
+def test_a_read_applied_at_once_equals_its_events_one_by_one(
+    drafts: list[tuple[str, int, dict[str, Any]]], started: bool
+) -> None:
+    """What the runner did per event (stop once the run no longer reads) is what one
+    EventsReceived does, text stretches joined or not."""
+    events = tuple(_parsed(*draft) for draft in drafts)
+    first = (TextPart(Text("a")),) if started else ()
+    trace = RunTrace("r1", first_content=1.0 if started else None)
+    begin = state_with(run("receiving", parts=first, last_seq=1 if started else 0, trace=trace))
+    one_by_one = begin
+    for item in events:
+        chat = one_by_one.chats["c1"]
+        current = chat.runs["r1"]
+        reading = current.is_live and not isinstance(current.phase, GapHeld)
+        if "r1" not in chat.live_runs or not reading:  # NOTE: the runner's own check
+            break
+        one_by_one = reduce(one_by_one, EventReceived("r1", 5.0, item))
+    at_once = reduce(begin, EventsReceived("r1", 5.0, events))
+    assert the_run(at_once) == the_run(one_by_one)
+    assert at_once.chats["c1"].context_info == one_by_one.chats["c1"].context_info
+    assert at_once.chat_order == one_by_one.chat_order
