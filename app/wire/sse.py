@@ -138,10 +138,14 @@ class SSEDecoder:
             text = text.replace("\r\n", "\n").replace("\r", "\n")
         *complete, unfinished = text.split("\n")
         messages: list[SSEMessage] = []
+        surely_small = self.max_event_bytes // 4  # NOTE: a code point is at most 4 UTF-8 bytes
         for piece in complete:
-            line = self._finish_line(piece)
-            if line is None:
-                return messages
+            if self._line_pieces or len(piece) > surely_small:
+                line = self._finish_line(piece)
+                if line is None:
+                    return messages
+            else:
+                line = piece  # NOTE: the common case: a whole line in one read, well in bounds
             self._process_line(line, messages)
             if self.stopped:
                 return messages
