@@ -22,15 +22,23 @@ NOTE: the standard library zip and the wheels are precompiled to .pyc inside Pyo
 Node (tools/precompile.mjs): npm's Pyodide ships sources only, and compiling them on every
 boot costs the page seconds. The lock then lists the sha256 of the files actually shipped.
 
+NOTE: then the standard library zip and the pure wheels are trimmed to the modules the page
+imports (tools/trim.py): a trace inside Pyodide under Node (tools/trace.mjs, tools/trace.py)
+records them, a safety list adds what is imported lazily; the rest of each archive is left out
+and the lock rewritten with the trimmed files' sha256. A first visit saves about 1.9 MB. The
+stamp includes the trace and trim tools and the app's import statements, so a new import in
+app/ traces again.
+
 NOTE: last, every compressible file under static/vendor/ gets a ``.br`` and a ``.gz`` sibling
 (tools/compress.py) when that pays; servers send them to browsers that accept the coding: a
-first visit moves about 8.3 MB instead of 27 MB.
+first visit moves about 6.5 MB instead of 11 MB.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -39,7 +47,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from compress import MANIFEST, manifest_siblings, precompress_tree
+from compress import MANIFEST, manifest_siblings, precompress_tree, read_manifest
+from trim import Trimmed, app_imports, keep_set, safety_patterns, trim_archive
 
 ROOT = Path(__file__).resolve().parent.parent
 VENDOR = ROOT / "static" / "vendor"
@@ -50,6 +59,9 @@ NODE_MODULES = ROOT / "node_modules"
 NPM_LOCK = ROOT / "package-lock.json"
 WHEEL_CACHE = ROOT / ".cache" / "wheels"
 WHEELS_SPEC = ROOT / "tools" / "browser-wheels.toml"
+PYSCRIPT_CONFIG = ROOT / "pyscript.toml"
+TRACE_OUT = ROOT / ".cache" / "trace.json"
+TRIM_REPORT = ROOT / ".cache" / "trim.json"
 STAMP = VENDOR / ".stamp"
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm")
 STDLIB_ZIP = "python_stdlib.zip"
@@ -75,6 +87,7 @@ class Wheel:
     imports: list[str]
     depends: list[str]
     platform: str | None = None
+    trim: bool = True  # NOTE: false ships it whole (see tools/trim.py)
 
 
 def load_wheels() -> list[Wheel]:
@@ -90,8 +103,12 @@ def inputs_digest() -> str:
     digest = hashlib.sha256()
     tools = ROOT / "tools"
     names = ("vendor.py", "precompile.py", "precompile.mjs", "compress.py")
+    names += ("trim.py", "trace.py", "trace.mjs")
     for path in (NPM_LOCK, WHEELS_SPEC, *(tools / name for name in names)):
         digest.update(path.read_bytes())
+    # NOTE: what the trim keeps follows the packages the page loads and what the app imports:
+    # a new package or import traces again (other edits of app/ or pyscript.toml do not).
+    digest.update(json.dumps([page_packages(), app_imports(ROOT / "app")]).encode())
     return digest.hexdigest()
 
 
@@ -236,15 +253,60 @@ def download_wheel(wheel: Wheel) -> Path:
     return cached
 
 
-def precompile(sources: list[Path]) -> None:
-    """Write each source zip/wheel, compiled to .pyc, under the same name in PYODIDE_OUT."""
+def find_node() -> str:
     node = shutil.which("node")
     if node is None:
         raise VendorError(
             "node is not installed: install Node.js 20+ (Debian: apt-get install nodejs)"
         )
+    return node
+
+
+def precompile(sources: list[Path]) -> None:
+    """Write each source zip/wheel, compiled to .pyc, under the same name in PYODIDE_OUT."""
     pairs = [str(path) for source in sources for path in (source, PYODIDE_OUT / source.name)]
-    run([node, str(ROOT / "tools" / "precompile.mjs"), *pairs])
+    run([find_node(), str(ROOT / "tools" / "precompile.mjs"), *pairs])
+
+
+def page_packages() -> list[str]:
+    """The packages pyscript.toml loads with the runtime."""
+    config = tomllib.loads(PYSCRIPT_CONFIG.read_text(encoding="utf-8"))
+    return [str(name) for name in config.get("packages", [])]
+
+
+def trace() -> list[str]:
+    """The modules the page imports, recorded inside Pyodide (tools/trace.mjs) on PYODIDE_OUT."""
+    TRACE_OUT.parent.mkdir(parents=True, exist_ok=True)
+    TRACE_OUT.unlink(missing_ok=True)
+    script = str(ROOT / "tools" / "trace.mjs")
+    run([find_node(), script, str(PYODIDE_OUT), str(ROOT), str(TRACE_OUT), *page_packages()])
+    if not TRACE_OUT.exists():
+        raise VendorError("the trace wrote no module list; see the output above")
+    return [str(name) for name in json.loads(TRACE_OUT.read_text(encoding="utf-8"))]
+
+
+def trimmed_archives(wheels: list[Wheel]) -> list[Path]:
+    """The shipped archives trimmed: the standard library zip and the wheels marked so."""
+    return [PYODIDE_OUT / STDLIB_ZIP, *(PYODIDE_OUT / w.file for w in wheels if w.trim)]
+
+
+def trim_shipped(wheels: list[Wheel], traced: list[str]) -> list[Trimmed]:
+    """Leave out of each trimmed archive what the trace and the safety list do not name."""
+    keep = keep_set(traced)
+    results = [trim_archive(path, keep) for path in trimmed_archives(wheels)]
+    for result in results:
+        print(
+            f"vendor: trim: {result.name}: {result.before:,} -> {result.after:,} bytes"
+            f" ({len(result.dropped)} entries left out)",
+            flush=True,
+        )
+    report = {
+        "safety": safety_patterns(),
+        "traced": traced,
+        "dropped": {result.name: result.dropped for result in results},
+    }
+    TRIM_REPORT.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    return results
 
 
 def lock_entry(wheel: Wheel) -> dict[str, object]:
@@ -271,6 +333,23 @@ def write_lock(wheels: list[Wheel]) -> None:
     )
 
 
+def freshen_siblings() -> None:
+    """Give each precompressed sibling older than its file the file's mtime.
+
+    NOTE: the reference server sends a sibling only if it is not older than its file
+    (server/static.py). This step writes the archives again on every run, often with the same
+    bytes: compress.py then rightly keeps their siblings (same sha256, per its manifest), which
+    are now older than the files, and the server sent the zips and wheels uncompressed. The
+    manifest says the siblings match the files' bytes: only their dates are behind.
+    """
+    for name, (_, siblings) in read_manifest(VENDOR).items():
+        original = (VENDOR / name).stat()
+        for sibling_name in siblings:
+            sibling = VENDOR / sibling_name
+            if sibling.stat().st_mtime_ns < original.st_mtime_ns:
+                os.utime(sibling, ns=(original.st_atime_ns, original.st_mtime_ns))
+
+
 def vendor() -> None:
     wheels = load_wheels()
     if is_up_to_date(wheels):
@@ -280,8 +359,13 @@ def vendor() -> None:
     copy_runtime()
     sources = [NODE_MODULES / "pyodide" / STDLIB_ZIP, *(download_wheel(w) for w in wheels)]
     precompile(sources)
+    # NOTE: the trace loads the packages through the lock (hash-checked); the lock is written
+    # again for the trimmed files, before they are compressed.
+    write_lock(wheels)
+    trim_shipped(wheels, trace())
     write_lock(wheels)
     precompress_tree(VENDOR, log=lambda line: print(f"vendor: {line}", flush=True))
+    freshen_siblings()
     STAMP.write_text(inputs_digest(), encoding="utf-8")
     print(f"vendor: runtime ready in {VENDOR.relative_to(ROOT)}", flush=True)
 

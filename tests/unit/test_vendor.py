@@ -1,5 +1,5 @@
-"""The vendoring step: pinned inputs, checked hashes, a trimmed lock, precompressed siblings,
-idempotent re-runs."""
+"""The vendoring step: pinned inputs, checked hashes, a trimmed lock, archives trimmed to the
+modules the page imports, precompressed siblings, idempotent re-runs."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import json
 import os
 import sys
 import tomllib
+import zipfile
+import zipimport
 from pathlib import Path
 
 import brotli  # type: ignore[import-untyped]
@@ -16,6 +18,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 import compress
+import trim
 import vendor
 
 WHEEL = vendor.Wheel(
@@ -432,3 +435,248 @@ def test_the_siblings_are_expected_outputs_of_the_vendor_step(
     assert vendored / compress.MANIFEST in outputs
     assert {vendored / name for name in _siblings(vendored)} <= outputs
     assert vendored / "pyodide/pyodide.asm.wasm.br" in outputs
+
+
+# --- trimming the archives to the modules the page imports -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("entry", "module"),
+    [
+        ("json/__init__.pyc", "json"),
+        ("json/decoder.pyc", "json.decoder"),
+        ("asyncio/events.py", "asyncio.events"),
+        ("typing.pyc", "typing"),
+        ("json/", None),
+        ("pydantic/py.typed", None),
+        ("pydantic/_internal/__init__.pyi", None),
+        ("pydantic-2.14.4.dist-info/RECORD", None),
+        ("_sysconfigdata__emscripten_wasm32-emscripten.pyc", None),
+        ("site-packages/README.txt", None),
+    ],
+)
+def test_an_archive_entry_names_its_module(entry: str, module: str | None) -> None:
+    assert trim.module_of(entry) == module
+
+
+def test_the_set_is_the_trace_plus_the_safety_list_with_their_parent_packages() -> None:
+    keep = trim.keep_set(["a.b.c", "solo"], ["x.*", "y.z"])
+    for kept in ("a", "a.b", "a.b.c", "solo", "x", "x.any", "x.any.deeper", "y", "y.z"):
+        assert kept in keep, kept
+    for dropped in ("a.b.d", "a.c", "xx", "y.other", "solo.sub", "z"):
+        assert dropped not in keep, dropped
+
+
+def test_the_default_safety_list_is_part_of_the_set() -> None:
+    keep = trim.keep_set([])
+    assert all(pattern.removesuffix(".*") in keep for pattern in trim.safety_patterns())
+    for lazily_imported in ("_strptime", "encodings.utf_8", "encodings.idna", "traceback"):
+        assert lazily_imported in keep
+    assert "pydantic._internal._serializers" in keep  # NOTE: the whole package
+    assert "pyodide.http._pyfetch" in keep
+    assert "email.parser" not in keep and "pydantic.v1" not in keep
+
+
+ARCHIVE = [
+    "pkg/",
+    "pkg/__init__.pyc",
+    "pkg/kept.pyc",
+    "pkg/dropped.pyc",
+    "pkg/py.typed",
+    "pkg/sub/",
+    "pkg/sub/__init__.pyc",
+    "pkg/sub/deep.pyc",
+    "pkg/sub/data.json",
+    "gone/",
+    "gone/__init__.pyc",
+    "gone/mod.pyc",
+    "gone/template.txt",
+    "top.pyc",
+    "other_top.pyc",
+    "README.txt",
+    "pkg-1.0.dist-info/",
+    "pkg-1.0.dist-info/METADATA",
+    "site-packages/",
+    "site-packages/README.txt",
+]
+
+
+def test_only_the_modules_of_the_set_and_what_they_need_stay() -> None:
+    kept = trim.selected(ARCHIVE, trim.keep_set(["pkg.kept", "pkg.sub.deep", "top"], []))
+    assert kept == [
+        "pkg/",
+        "pkg/__init__.pyc",  # NOTE: the package of a kept module
+        "pkg/kept.pyc",
+        "pkg/py.typed",  # NOTE: data beside a kept module
+        "pkg/sub/",
+        "pkg/sub/__init__.pyc",
+        "pkg/sub/deep.pyc",
+        "pkg/sub/data.json",
+        "top.pyc",
+        "README.txt",  # NOTE: the root's files, and folders that are no package
+        "pkg-1.0.dist-info/",
+        "pkg-1.0.dist-info/METADATA",
+        "site-packages/",
+        "site-packages/README.txt",
+    ]
+
+
+def test_a_kept_module_keeps_its_package_even_when_the_trace_names_only_the_module() -> None:
+    kept = trim.selected(
+        ["a/__init__.pyc", "a/b/__init__.pyc", "a/b/c.pyc", "a/d.pyc"], trim.keep_set(["a.b.c"], [])
+    )
+    assert kept == ["a/__init__.pyc", "a/b/__init__.pyc", "a/b/c.pyc"]
+
+
+def _archive(path: Path, files: dict[str, bytes]) -> Path:
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in files.items():
+            stored = name.endswith(".pyc")
+            archive.writestr(name, data, zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED)
+    return path
+
+
+def test_a_module_not_in_the_set_is_not_in_the_trimmed_archive(tmp_path: Path) -> None:
+    files = {
+        "pkg/__init__.py": b"",
+        "pkg/kept.py": b"VALUE = 1\n",
+        "pkg/dropped.py": b"VALUE = 2\n",
+        "gone/__init__.py": b"",
+        "data.txt": b"x" * 1000,
+    }
+    path = _archive(tmp_path / "lib.zip", files)
+
+    result = trim.trim_archive(path, trim.keep_set(["pkg.kept"], []))
+
+    assert result.dropped == ["gone/__init__.py", "pkg/dropped.py"]
+    assert result.after < result.before
+    with zipfile.ZipFile(path) as archive:
+        assert archive.namelist() == ["pkg/__init__.py", "pkg/kept.py", "data.txt"]
+        assert archive.read("pkg/kept.py") == b"VALUE = 1\n"
+        assert archive.getinfo("data.txt").compress_type == zipfile.ZIP_DEFLATED
+    importer = zipimport.zipimporter(str(path))
+    assert importer.find_spec("pkg") is not None and importer.find_spec("gone") is None
+    package = zipimport.zipimporter(str(path / "pkg"))
+    assert package.find_spec("pkg.kept") is not None
+    assert package.find_spec("pkg.dropped") is None
+
+
+def test_the_app_imports_are_read_from_every_import_statement(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a.py").write_text("import json, os.path\nfrom . import sibling\n")
+    (tmp_path / "sub" / "b.py").write_text("def f():\n    from datetime import date\n")
+    assert trim.app_imports(tmp_path) == ["datetime", "json", "os.path"]
+
+
+def test_a_new_app_import_or_page_package_traces_and_trims_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    before = vendor.inputs_digest()
+    monkeypatch.setattr(vendor, "app_imports", lambda app: [*trim.app_imports(app), "zipfile"])
+    after_import = vendor.inputs_digest()
+    monkeypatch.setattr(vendor, "page_packages", lambda: ["pydantic"])
+    assert len({before, after_import, vendor.inputs_digest()}) == 3
+
+
+def test_pygments_and_pydantic_core_are_shipped_whole_the_pure_boot_wheels_trimmed() -> None:
+    wheels = vendor.load_wheels()
+    whole = {wheel.name for wheel in wheels if not wheel.trim}
+    assert whole == {"pygments", "pydantic-core"}
+    archives = vendor.trimmed_archives(wheels)
+    assert archives[0].name == vendor.STDLIB_ZIP
+    assert {path.name for path in archives[1:]} == {w.file for w in wheels if w.trim}
+
+
+def test_the_lock_and_the_siblings_are_written_after_the_trim(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    steps: list[str] = []
+    monkeypatch.setattr(vendor, "STAMP", tmp_path / ".stamp")
+    monkeypatch.setattr(vendor, "is_up_to_date", lambda wheels: False)
+    monkeypatch.setattr(vendor, "load_wheels", lambda: [WHEEL])
+    for name in ("npm_install", "copy_runtime", "precompile", "write_lock"):
+        monkeypatch.setattr(vendor, name, lambda *args, step=name: steps.append(step))
+    monkeypatch.setattr(vendor, "download_wheel", lambda wheel: tmp_path / wheel.file)
+    monkeypatch.setattr(vendor, "trace", lambda: steps.append("trace") or ["json"])
+    monkeypatch.setattr(
+        vendor, "trim_shipped", lambda wheels, traced: steps.append(f"trim {traced}")
+    )
+    monkeypatch.setattr(vendor, "precompress_tree", lambda root, log: steps.append("compress"))
+    monkeypatch.setattr(vendor, "freshen_siblings", lambda: steps.append("freshen"))
+
+    vendor.vendor()
+
+    assert steps == [
+        "npm_install",
+        "copy_runtime",
+        "precompile",
+        "write_lock",  # NOTE: the trace loads the packages through it
+        "trace",
+        "trim ['json']",
+        "write_lock",
+        "compress",
+        "freshen",
+    ]
+    assert (tmp_path / ".stamp").read_text() == vendor.inputs_digest()
+
+
+def test_siblings_kept_for_a_file_written_again_with_the_same_bytes_are_not_older_than_it(
+    vendored: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server sends a sibling only if it is not older than its file (server/static.py)."""
+    monkeypatch.setattr(vendor, "VENDOR", vendored)
+    compress.precompress_tree(vendored, log=lambda line: None)
+    path = vendored / "pyodide/python_stdlib.zip"
+    sibling = vendored / "pyodide/python_stdlib.zip.br"
+    os.utime(sibling, ns=(1_000_000_000, 1_000_000_000))
+    path.write_bytes(path.read_bytes())  # NOTE: as precompile and trim do on every run
+    assert compress.precompress_tree(vendored, log=lambda line: None) == []
+
+    vendor.freshen_siblings()
+
+    assert sibling.stat().st_mtime_ns >= path.stat().st_mtime_ns
+    untouched = vendored / "pyodide/pyodide.mjs.br"
+    assert untouched.stat().st_mtime_ns >= (vendored / "pyodide/pyodide.mjs").stat().st_mtime_ns
+
+
+# --- the bundle in static/vendor/ (after `make setup`) -----------------------------------------
+
+
+def _shipped() -> Path:
+    if not vendor.STAMP.exists() or not (vendor.NODE_MODULES / "pyodide").exists():
+        pytest.skip("the runtime is not vendored: run `make setup`")
+    return vendor.PYODIDE_OUT
+
+
+def _modules(path: Path) -> set[str]:
+    with zipfile.ZipFile(path) as archive:
+        return {m for name in archive.namelist() if (m := trim.module_of(name)) is not None}
+
+
+def test_the_shipped_stdlib_has_every_module_the_app_and_pyscript_import() -> None:
+    shipped = _modules(_shipped() / vendor.STDLIB_ZIP)
+    stdlib = _modules(vendor.NODE_MODULES / "pyodide" / vendor.STDLIB_ZIP)
+    pyscript = vendor.NODE_MODULES / "@pyscript" / "core" / "src" / "stdlib"
+    named = set(trim.app_imports(vendor.ROOT / "app")) | set(trim.app_imports(pyscript))
+    wanted = {name for name in named if name in stdlib}
+    assert {"asyncio", "json", "re", "uuid", "datetime", "dataclasses"} <= wanted
+    assert wanted - shipped == set()
+    assert len(shipped) < len(stdlib)  # NOTE: trimmed indeed
+
+
+def test_every_module_shipped_has_its_packages() -> None:
+    out = _shipped()
+    for path in vendor.trimmed_archives(vendor.load_wheels()):
+        modules = _modules(out / path.name)
+        packages = {parent for module in modules for parent in trim.parents(module)}
+        assert packages <= modules, path.name
+
+
+def test_the_lock_lists_the_trimmed_files_actually_shipped() -> None:
+    out = _shipped()
+    lock = json.loads((out / "pyodide-lock.json").read_text(encoding="utf-8"))
+    for entry in lock["packages"].values():
+        assert entry["sha256"] == vendor.file_sha256(out / entry["file_name"])
+    manifest = compress.read_manifest(vendor.VENDOR)
+    stdlib = f"pyodide/{vendor.STDLIB_ZIP}"
+    assert manifest[stdlib][0] == vendor.file_sha256(out / vendor.STDLIB_ZIP)
