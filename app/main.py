@@ -10,11 +10,13 @@ from app.browser.dom import BrowserDom
 from app.browser.enhance import Enhancer
 from app.run.chat_stream import ChatStream
 from app.run.config import ClientConfig
+from app.state import parts
 from app.state.state import State
 from app.state.trace import format_trace
 from app.ui.coalesce import FrameCoalescer
 from app.ui.controller import Controller
 from app.ui.view import View
+from app.wire import protocol
 from app.wire.errors import ChatError
 
 
@@ -106,6 +108,14 @@ async def main() -> None:
     for prompt in queued:
         bindings.send_queued(prompt)
     edge.mark_ready()
+    edge.spawn(_build_validators())
+
+
+async def _build_validators() -> None:
+    """Once the page is ready and painted, build the validators deferred at import."""
+    await asyncio.sleep(0.05)
+    protocol.build_validators()
+    parts.build_validators()
 
 
 async def boot() -> None:

@@ -84,6 +84,7 @@ _JSON = ConfigDict(
     validate_by_alias=True,
     extra="ignore",
     arbitrary_types_allowed=True,
+    defer_build=True,  # NOTE: see app.wire.protocol.CAMEL_CONFIG
 )
 
 
@@ -207,10 +208,19 @@ CONTENT_EVENTS = (
     ContinuationTransitionEvent,
     SystemEventEvent,
 )
-PART_ADAPTER: TypeAdapter[Part] = TypeAdapter(Annotated[Part, Field(discriminator="type")])
-PARTS_ADAPTER: TypeAdapter[list[Part]] = TypeAdapter(
-    list[Annotated[Part, Field(discriminator="type")]]
+_DEFERRED = ConfigDict(defer_build=True)
+PART_ADAPTER: TypeAdapter[Part] = TypeAdapter(
+    Annotated[Part, Field(discriminator="type")], config=_DEFERRED
 )
+PARTS_ADAPTER: TypeAdapter[list[Part]] = TypeAdapter(
+    list[Annotated[Part, Field(discriminator="type")]], config=_DEFERRED
+)
+
+
+def build_validators() -> None:
+    """Build the part validators now (deferred at import; see app.wire.protocol)."""
+    PART_ADAPTER.rebuild()
+    PARTS_ADAPTER.rebuild()
 
 
 def fold(parts: Parts, event: StreamEvent) -> Parts:

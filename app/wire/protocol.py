@@ -42,6 +42,9 @@ CAMEL_CONFIG = ConfigDict(
     validate_by_name=True,
     validate_by_alias=True,
     extra="ignore",
+    # NOTE: validators are built on first use, not at import: the page's first screen needs
+    # none of them, and building them all is most of the app's import time in Pyodide.
+    defer_build=True,
 )
 
 # --- Stream events (SPEC §3) -------------------------------------------------------------------
@@ -234,7 +237,9 @@ StreamEvent = Annotated[
     | ErrorEvent,
     Field(discriminator="type"),
 ]
-EVENT_ADAPTER: TypeAdapter[StreamEvent] = TypeAdapter(StreamEvent)
+EVENT_ADAPTER: TypeAdapter[StreamEvent] = TypeAdapter(
+    StreamEvent, config=ConfigDict(defer_build=True)
+)
 
 EVENT_TYPES: frozenset[str] = frozenset(
     tag
@@ -273,6 +278,12 @@ class SkippedFrame:
         """The seq that still counts as seen (SPEC §5): an unknown type's only."""
         # NOTE: an invalid event's seq stays missing so the gap rule catches the lost content.
         return self.seq if self.reason == "unknown_type" else None
+
+
+def build_validators() -> None:
+    """Build the event validators now (they are deferred at import; the page calls this once
+    it is ready, so the first event of the first answer does not pay for it)."""
+    EVENT_ADAPTER.rebuild()
 
 
 def parse_event(data: str) -> ParsedEvent | SkippedFrame:
