@@ -268,6 +268,13 @@ def parts_from_json(items: Iterable[object]) -> Parts:
     return tuple(parts)
 
 
+def answer_content(parts: Parts) -> Text | str:
+    """The answer text as a growing :class:`Text` when one text part holds it all (so a reader
+    can take just its new end), else joined."""
+    texts = [part.content for part in parts if isinstance(part, TextPart)]
+    return texts[0] if len(texts) == 1 else "".join(str(text) for text in texts)
+
+
 def answer_text(parts: Parts) -> str:
     """All answer text of the parts, joined (thinking excluded)."""
     return "".join(part.text for part in parts if isinstance(part, TextPart))

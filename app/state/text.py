@@ -9,14 +9,19 @@ the text once per animation frame costs one join per frame, not one per delta.
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from itertools import accumulate
+
 
 class _Buffer:
-    """Pieces shared by the versions of one text, plus the longest prefix joined so far."""
+    """Pieces shared by the versions of one text, their running lengths, and the longest
+    prefix joined so far."""
 
-    __slots__ = ("joined", "joined_count", "pieces")
+    __slots__ = ("ends", "joined", "joined_count", "pieces")
 
     def __init__(self, pieces: list[str]) -> None:
         self.pieces = pieces
+        self.ends = list(accumulate(len(piece) for piece in pieces))
         self.joined = ""
         self.joined_count = 0
 
@@ -46,7 +51,25 @@ class Text:
             # NOTE: a newer version already appended here (a branch): copy our prefix first.
             buffer = _Buffer(buffer.pieces[: self._count])
         buffer.pieces.append(delta)
+        buffer.ends.append((buffer.ends[-1] if buffer.ends else 0) + len(delta))
         return Text._version(buffer, self._count + 1)
+
+    def extends(self, other: Text) -> bool:
+        """Whether this text is ``other`` with deltas appended (O(1): the same pieces)."""
+        return self._buffer is other._buffer and other._count <= self._count
+
+    def since(self, offset: int) -> str:
+        """``str(self)[offset:]`` joining only the pieces after ``offset`` (a growing tail is
+        read without building the whole text)."""
+        ends, count = self._buffer.ends, self._count
+        if offset <= 0:
+            return str(self)
+        first = bisect_right(ends, offset, 0, count)
+        if first >= count:
+            return ""
+        start = ends[first - 1] if first else 0
+        pieces = self._buffer.pieces
+        return "".join(pieces[first:count])[offset - start :]
 
     def __str__(self) -> str:
         buffer, count = self._buffer, self._count
@@ -58,7 +81,7 @@ class Text:
         return buffer.joined
 
     def __len__(self) -> int:
-        return len(str(self))
+        return self._buffer.ends[self._count - 1] if self._count else 0
 
     def __bool__(self) -> bool:
         return self._count > 0

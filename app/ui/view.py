@@ -9,11 +9,13 @@ block is rendered again as it grows.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
+from app.state.parts import answer_content
 from app.state.state import ChatState, MessageState, RunState, State, settled_runs
+from app.state.text import Text
 from app.ui.markdown import render_markdown, split_blocks, with_cursor
 from app.ui.render import (
     AttachmentSrc,
@@ -82,41 +84,82 @@ class Dom(Protocol):
 
 @dataclass(slots=True)
 class _Rendered:
-    finished: str
-    html: str
+    """One run's answer as rendered so far: its finished blocks only ever grow, until a reset
+    (a new ``epoch``) renders it from the start."""
+
+    epoch: int
+    source: Text | str = ""  # the text last rendered (to tell that it only grew)
+    finished_len: int = 0  # characters of the text in finished blocks
+    blocks: list[str] = field(default_factory=list)  # the finished blocks' HTML, in order
     final: bool = False  # rendered as a settled answer: its last block counted as finished
 
 
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A rendered answer: ``count`` finished blocks of epoch ``epoch``, and the open block."""
+
+    epoch: int
+    count: int
+    blocks: list[str]
+    open_html: str
+
+    def finished_html(self, start: int = 0) -> str:
+        """The HTML of the finished blocks from ``start`` (to append what is new)."""
+        return "".join(self.blocks[start : self.count])
+
+
+def _grew(text: Text | str, before: Text | str) -> bool:
+    """``text`` is ``before`` with more at the end (O(1) for one growing :class:`Text`)."""
+    if isinstance(text, Text) and isinstance(before, Text) and text.extends(before):
+        return True
+    return str(text).startswith(str(before))
+
+
+def _tail(text: Text | str, offset: int) -> str:
+    return text.since(offset) if isinstance(text, Text) else text[offset:]
+
+
 class AnswerRenderer:
-    """Markdown for a run's growing answer, rendering each finished block once."""
+    """Markdown for a run's growing answer, rendering each finished block once.
+
+    NOTE: linear in the answer's length: the text after the finished blocks is read from the
+    growing :class:`Text` without building the whole string, and finished blocks are kept as a
+    list the view appends from, never as one string compared or copied on each frame.
+    """
 
     def __init__(self) -> None:
         self._cache: dict[str, _Rendered] = {}
+        self._epochs = 0
 
-    def html(self, run_id: str, text: str, *, final: bool = False) -> str:
+    def html(self, run_id: str, text: Text | str, *, final: bool = False) -> str:
         """The whole answer's HTML."""
         finished, open_html = self.render(run_id, text, final=final)
         return finished + open_html
 
-    def render(self, run_id: str, text: str, *, final: bool = False) -> tuple[str, str]:
-        """(HTML of the finished blocks, HTML of the open block); the first only ever grows.
-        ``final``: the answer will not grow (its run settled), so every block is finished."""
+    def render(self, run_id: str, text: Text | str, *, final: bool = False) -> tuple[str, str]:
+        """(HTML of the finished blocks, HTML of the open block); the first only ever grows."""
+        answer = self.answer(run_id, text, final=final)
+        return answer.finished_html(), answer.open_html
+
+    def answer(self, run_id: str, text: Text | str, *, final: bool = False) -> Answer:
+        """The answer rendered; ``final``: it will not grow (its run settled), so every block
+        is finished."""
         cached = self._cache.get(run_id)
-        if cached is None or not text.startswith(cached.finished) or (cached.final and not final):
+        if cached is None or not _grew(text, cached.source) or (cached.final and not final):
             # NOTE: text never shrinks in a run; this is a reset (or a settled answer is live
             # again, resumed: its last block may still grow, so it was not finished after all).
-            cached = _Rendered("", "")
+            self._epochs += 1
+            cached = self._cache[run_id] = _Rendered(self._epochs)
         # NOTE: only the text after the last finished block is parsed again: it starts at a
         # top-level block boundary, so its block structure is the same as in the whole text.
-        rest = text[len(cached.finished) :]
+        rest = _tail(text, cached.finished_len)
         added, open_block = (rest, "") if final else split_blocks(rest)
         if added:
-            cached = _Rendered(cached.finished + added, cached.html + render_markdown(added))
-        cached.final = final
-        self._cache[run_id] = cached
-        if not open_block:
-            return cached.html, ""
-        return cached.html, render_markdown(open_block, finished=False)
+            cached.blocks.append(render_markdown(added))
+            cached.finished_len += len(added)
+        cached.source, cached.final = text, final
+        open_html = render_markdown(open_block, finished=False) if open_block else ""
+        return Answer(cached.epoch, len(cached.blocks), cached.blocks, open_html)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +171,8 @@ class _Shown:
     skeleton: str = ""  # the parts without the answer text: a change here replaces the element
     attributes: tuple[tuple[str, str], ...] = ()
     foot: str = ""
-    finished: str = ""
+    epoch: int = 0  # the answer's rendering (see AnswerRenderer)
+    blocks: int = 0  # finished blocks on the page
     open: str = ""
 
     def is_for(self, message: MessageState | PromptView, run: RunState | None) -> bool:
@@ -230,23 +274,23 @@ class View:
             return _Shown(message, run), user_message_html(message, self._attachment_src), None
         if run is None:
             return _Shown(message, run), pending_answer_html(message), None
-        finished, open_html = self._answers.render(run.run_id, run.text, final=not run.is_live)
-        if run.is_live:
-            open_html = with_cursor(open_html)
+        answer = self._answers.answer(run.run_id, answer_content(run.parts), final=not run.is_live)
+        open_html = with_cursor(answer.open_html) if run.is_live else answer.open_html
         shown = _Shown(
             message,
             run,
             parts_html(run, ""),
             assistant_attributes(message, run),
             message_foot_html(message, run),
-            finished,
+            answer.epoch,
+            answer.count,
             open_html,
         )
         if not _can_patch(seen, shown):
-            html = assistant_message_html(message, run, answer_html(finished, open_html))
-            return shown, html, None
+            html = answer_html(answer.finished_html(), open_html)
+            return shown, assistant_message_html(message, run, html), None
         assert seen is not None
-        return shown, None, _patch(seen, shown)
+        return shown, None, _patch(seen, shown, answer)
 
     def _render_controls(self, state: State) -> None:
         controls = Controls(can_send=not state.is_generating, can_stop=state.is_generating)
@@ -266,16 +310,17 @@ def _can_patch(seen: _Shown | None, shown: _Shown) -> bool:
         and shown.run is not None
         and seen.run.run_id == shown.run.run_id
         and seen.skeleton == shown.skeleton
-        and shown.finished.startswith(seen.finished)
+        and seen.epoch == shown.epoch
+        and seen.blocks <= shown.blocks
     )
 
 
-def _patch(seen: _Shown, shown: _Shown) -> MessagePatch | None:
+def _patch(seen: _Shown, shown: _Shown, answer: Answer) -> MessagePatch | None:
     """The smallest update from ``seen`` to ``shown``; ``None`` when nothing visible changed."""
     patch = MessagePatch(
         attributes=shown.attributes if shown.attributes != seen.attributes else None,
         foot_html=shown.foot if shown.foot != seen.foot else None,
-        append_html=shown.finished[len(seen.finished) :],
+        append_html=answer.finished_html(seen.blocks),
         open_html=shown.open if shown.open != seen.open else None,
     )
     if patch == MessagePatch(None, None, "", None):

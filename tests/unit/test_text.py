@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -40,3 +41,27 @@ def test_any_append_history_matches_plain_strings(steps: list[tuple[int, str]]) 
         expected.append(expected[index] + delta)
         assert str(versions[pick % len(versions)]) == expected[pick % len(versions)]
     assert [str(v) for v in versions] == expected
+
+
+@pytest.mark.parametrize("start", ["", "ab"])
+def test_since_and_len_read_a_growing_text_without_joining_it(start: str) -> None:
+    text = Text(start)
+    versions = [text]
+    for delta in ("x", "", "yz", "ü", "end"):
+        text = text.append(delta)
+        versions.append(text)
+    whole = str(text)
+    assert len(text) == len(whole)
+    for offset in range(-1, len(whole) + 2):
+        assert text.since(offset) == whole[max(offset, 0) :], offset
+    assert all(text.extends(version) for version in versions)
+    assert not versions[1].extends(text)
+
+
+def test_a_branch_of_an_older_version_does_not_extend_the_newer_one() -> None:
+    base = Text("a")
+    newer = base.append("b")
+    branch = base.append("c")  # NOTE: a second version appended to the same older one
+    assert str(branch) == "ac" and str(newer) == "ab"
+    assert not branch.extends(newer) and not newer.extends(branch)
+    assert not branch.extends(base)  # a copy: a reader starts over instead of trusting a tail
