@@ -81,6 +81,33 @@ def request_frame(callback: Callable[[], None]) -> None:
     js.requestAnimationFrame(proxy)
 
 
+async def after_paint() -> None:
+    """Return in a task after the browser's next frame: work done in steps, each resumed here,
+    never holds a frame back (zero-delay tasks in a row can keep Chromium from painting for up
+    to ~100 ms). Waits while the page is hidden, as frames do."""
+    future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    request_frame(lambda: None if future.done() else future.set_result(None))
+    await future
+
+
+async def when_idle(timeout_ms: int = 1000) -> None:
+    """Return when the browser is idle (``requestIdleCallback``; at most ``timeout_ms`` later),
+    or after the next frame where there is no such call (Safari)."""
+    if not present(getattr(js, "requestIdleCallback", None)):
+        await after_paint()
+        return
+    future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def on_idle(_js_deadline: JsValue) -> None:
+        proxy.destroy()
+        if not future.done():
+            future.set_result(None)
+
+    proxy = create_proxy(on_idle)
+    js.requestIdleCallback(proxy, js_object({"timeout": timeout_ms}))
+    await future
+
+
 def query_params() -> dict[str, str]:
     """The page URL's query string as a plain dict (last value wins)."""
     js_params = js.URLSearchParams.new(js.location.search)

@@ -4,6 +4,9 @@ Both libraries are loaded the first time a finished block needs them, so boot ne
 them: Pygments is a wheel Pyodide loads from the vendored lock (``loadPackage``), KaTeX a
 vendored script and stylesheet. Blocks seen before a library arrived are done when it has.
 A block still streaming is never touched (it would be re-rendered anyway): only ``.md-done``.
+
+Code is highlighted one block per frame, after its language is prepared in small steps (see
+app.ui.code.preparation): a streaming answer keeps painting while Pygments warms up.
 """
 
 from __future__ import annotations
@@ -14,8 +17,8 @@ import js
 import pyodide_js
 from pyodide.ffi import create_once_callable
 
-from app.browser.edge import JsValue, js_object, log, present, query, spawn
-from app.ui.code import highlight
+from app.browser.edge import JsValue, after_paint, js_object, log, present, query, spawn, when_idle
+from app.ui.code import highlight, preparation
 
 CODE = ".md-done code[data-lang]:not([data-highlighted])"
 MATH = ".md-done .math:not([data-typeset])"
@@ -29,14 +32,15 @@ class Enhancer:
     def __init__(self) -> None:
         self._pygments: Loading = "absent"
         self._katex: Loading = "absent"
+        self._code_queue: list[JsValue] = []
+        self._highlighting = False
 
     def enhance(self, js_root: JsValue) -> None:
         """Do what can be done under ``js_root`` now; start loading what is missing."""
         js_code = _matching(js_root, CODE)
         if js_code:
             if self._pygments == "ready":
-                for js_element in js_code:
-                    _highlight(js_element)
+                self._queue_code(js_code)
             elif self._pygments == "absent":
                 self._pygments = "loading"
                 spawn(self._load_pygments())
@@ -49,8 +53,33 @@ class Enhancer:
                 self._katex = "loading"
                 self._load_katex()
 
+    def _queue_code(self, js_code: list[JsValue]) -> None:
+        self._code_queue.extend(js_code)
+        if not self._highlighting:
+            self._highlighting = True
+            spawn(self._highlight_queued())
+
+    async def _highlight_queued(self) -> None:
+        """Highlight the queued blocks, one per task, each language prepared step by step."""
+        try:
+            while self._code_queue:
+                js_code = self._code_queue.pop(0)
+                # NOTE: a block may have been replaced, or queued twice, while it waited.
+                if not js_code.isConnected or js_code.hasAttribute("data-highlighted"):
+                    continue
+                for _step in preparation(_language(js_code)):
+                    await after_paint()
+                if js_code.isConnected and not js_code.hasAttribute("data-highlighted"):
+                    _highlight(js_code)
+                await after_paint()
+        finally:
+            self._highlighting = False
+
     async def _load_pygments(self) -> None:
         try:
+            # NOTE: installing the wheel takes the main thread for ~35 ms: in an idle moment,
+            # not in the middle of a streaming answer's frames.
+            await when_idle()
             await pyodide_js.loadPackage("pygments")
         except Exception as error:  # NOTE: no highlighting is no failure of the answer
             self._pygments = "failed"
@@ -86,10 +115,13 @@ def _matching(js_root: JsValue, selector: str) -> list[JsValue]:
     return found + list(js_root.querySelectorAll(selector))
 
 
+def _language(js_code: JsValue) -> str:
+    return str(js_code.getAttribute("data-lang") or "")
+
+
 def _highlight(js_code: JsValue) -> None:
     js_code.setAttribute("data-highlighted", "")
-    language = str(js_code.getAttribute("data-lang") or "")
-    html = highlight(str(js_code.textContent), language)
+    html = highlight(str(js_code.textContent), _language(js_code))
     if html is not None:
         js_code.innerHTML = html
 

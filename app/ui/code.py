@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import re
+import sys
+from collections.abc import Iterator
 from html import escape
 
 LANGUAGE = re.compile(r"[A-Za-z0-9_+#.-]{1,32}")
@@ -49,6 +51,47 @@ def code_block_html(code: str, info: str, *, finished: bool) -> str:
 def available() -> bool:
     """Whether Pygments can be imported (in the browser: once it has been loaded)."""
     return importlib.util.find_spec("pygments") is not None
+
+
+def preparation(language: str) -> Iterator[None]:
+    """The work that makes the first :func:`highlight` of ``language`` cheap, in small steps.
+
+    A caller resumes it once per task (the browser paints in between): Pygments' modules are
+    imported one at a time, then the lexer's token definitions are compiled one state at a time
+    (Pygments does that at a lexer's first instantiation, all at once: ~40 ms in the browser for
+    Python). Yields nothing when ``language`` is prepared already, unknown, or Pygments absent.
+    """
+    if not available():
+        return
+    for name in ("pygments", "pygments.formatters", "pygments.lexers", "pygments.util"):
+        if name not in sys.modules:
+            importlib.import_module(name)
+            yield
+    lexers = importlib.import_module("pygments.lexers")
+    util = importlib.import_module("pygments.util")
+    try:
+        lexer_class = lexers.find_lexer_class_by_name(language)
+    except util.ClassNotFound:
+        return
+    # NOTE: what RegexLexerMeta.__call__ does at a first instantiation, split per state; a lexer
+    # with token variants or no regex states (or any other shape) is left to that call.
+    if "_tokens" in vars(lexer_class) or getattr(lexer_class, "token_variants", False):
+        return
+    yield
+    try:
+        definitions = lexer_class.get_tokendefs()
+        process_state = lexer_class._process_state
+    except AttributeError:
+        return
+    processed: dict[str, object] = {}
+    lexer_class._all_tokens = {"": processed}
+    lexer_class._tmpname = 0
+    # NOTE: the last states first: a state that includes others (``root``) then finds them
+    # compiled, instead of compiling all of them in its own step.
+    for state in reversed(list(definitions)):
+        process_state(definitions, processed, state)
+        yield
+    lexer_class._tokens = processed
 
 
 def highlight(code: str, language: str) -> str | None:

@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from app.ui.code import COPY_BUTTON, available, code_block_html, highlight, language_of
+from app.ui.code import (
+    COPY_BUTTON,
+    available,
+    code_block_html,
+    highlight,
+    language_of,
+    preparation,
+)
 from tests.unit.html_tree import parse_html
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -323,3 +330,56 @@ def test_every_token_class_of_common_languages_is_coloured(language: str) -> Non
     classes = {c.split()[0] for c in re.findall(r'<span class="([^"]+)"', spans)}
 
     assert classes - PLAIN_TOKENS - coloured_classes() == set()
+
+
+# --- preparation in steps -----------------------------------------------------------------------
+
+
+def _fresh_lexer_class(language: str) -> type:
+    """The lexer class of ``language`` as before its first instantiation."""
+    lexer_class: type = pytest.importorskip("pygments.lexers").find_lexer_class_by_name(language)
+    for name in ("_tokens", "_all_tokens", "_tmpname"):
+        if name in vars(lexer_class):
+            delattr(lexer_class, name)
+    return lexer_class
+
+
+REGEX_SAMPLES = sorted(set(SAMPLES) - {"console", "json", "pycon"})  # NOTE: no regex lexers
+
+
+@pytest.mark.parametrize("language", REGEX_SAMPLES)
+def test_preparation_in_steps_highlights_as_pygments_own_first_instantiation(
+    language: str,
+) -> None:
+    lexer_class = _fresh_lexer_class(language)
+    unprepared = highlight(SAMPLES[language], language)  # Pygments compiles it all at once
+    _fresh_lexer_class(language)
+
+    steps = sum(1 for _ in preparation(language))
+    table = vars(lexer_class).get("_tokens")
+    prepared = highlight(SAMPLES[language], language)
+
+    assert steps >= 2 and table is not None  # the lookup, then one step per state
+    assert vars(lexer_class)["_tokens"] is table  # highlight used the table built in steps
+    assert prepared == unprepared
+
+
+@pytest.mark.parametrize("language", ["console", "json", "pycon"])
+def test_a_lexer_without_regex_states_is_left_to_pygments(language: str) -> None:
+    assert sum(1 for _ in preparation(language)) <= 1
+    spans = highlight(SAMPLES[language], language)
+
+    assert spans is not None and highlighted_text(spans) == SAMPLES[language]
+
+
+def test_preparation_has_nothing_to_do_twice_or_for_an_unknown_language() -> None:
+    list(preparation("python"))
+
+    assert list(preparation("python")) == []
+    assert list(preparation("no-such-language")) == []
+
+
+def test_preparation_without_pygments_does_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("app.ui.code.available", lambda: False)
+
+    assert list(preparation("python")) == []
