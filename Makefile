@@ -20,6 +20,7 @@ $(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt
 
 setup: $(VENV)/.runtime
 	$(PY) tools/vendor.py
+	$(PY) tools/appwheel.py
 
 run: setup
 	$(PY) -m server --host 127.0.0.1 --port $(PORT) $(ARGS)
@@ -53,4 +54,4 @@ lint: $(VENV)/.dev
 	$(PY) -m mypy app server
 
 clean:
-	rm -rf $(VENV) node_modules static/vendor dist .cache
+	rm -rf $(VENV) node_modules static/vendor static/app dist .cache

@@ -17,6 +17,7 @@ import os
 import shutil
 from pathlib import Path
 
+import appwheel
 from compress import MANIFEST, SIBLING_SUFFIXES, is_compressible, precompress_files
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,13 +28,16 @@ PAGE_FILES = ("index.html", "pyscript.toml")
 def build(api_base: str) -> None:
     if not (ROOT / "static" / "vendor" / ".stamp").exists():
         raise SystemExit("dist: run `make setup` first (static/vendor/ is missing)")
+    appwheel.build()
     if DIST.exists():
         shutil.rmtree(DIST)
     DIST.mkdir()
     for name in PAGE_FILES:
         shutil.copy2(ROOT / name, DIST / name)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".stamp", MANIFEST)
-    shutil.copytree(ROOT / "app", DIST / "app", ignore=ignore)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".stamp", appwheel.STAMP.name, MANIFEST)
+    # NOTE: the page's script only: every other module is in static/app/'s wheel.
+    (DIST / "app").mkdir()
+    shutil.copy2(ROOT / "app" / "main.py", DIST / "app" / "main.py")
     shutil.copytree(ROOT / "static", DIST / "static", ignore=ignore)
     config = {"apiBase": api_base.rstrip("/")}
     (DIST / "config.json").write_text(json.dumps(config) + "\n", encoding="utf-8")

@@ -269,9 +269,10 @@ def precompile(sources: list[Path]) -> None:
 
 
 def page_packages() -> list[str]:
-    """The packages pyscript.toml loads with the runtime."""
+    """The packages pyscript.toml loads with the runtime, by name (not the app's own wheel,
+    which it lists by path: tools/appwheel.py)."""
     config = tomllib.loads(PYSCRIPT_CONFIG.read_text(encoding="utf-8"))
-    return [str(name) for name in config.get("packages", [])]
+    return [str(name) for name in config.get("packages", []) if not str(name).endswith(".whl")]
 
 
 def trace() -> list[str]:

@@ -29,6 +29,7 @@ from playwright.sync_api import Error as PlaywrightError
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
+import appwheel  # noqa: E402
 from chromium import find_chromium  # noqa: E402
 
 CHROMIUM_FLAGS = [
@@ -44,6 +45,11 @@ CHROMIUM_FLAGS = [
 ]
 LOCAL_URL = re.compile(r"^(?:https?://(?:127\.0\.0\.1|localhost)(?::\d+)?/|data:|blob:|about:)")
 BOOT_TIMEOUT_MS = 60_000
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The page runs the app from its wheel: rebuilt here when a module changed since."""
+    appwheel.build()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -17,6 +17,7 @@ import brotli  # type: ignore[import-untyped]
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+import appwheel
 import compress
 import trim
 import vendor
@@ -116,7 +117,8 @@ def test_the_page_boots_with_pinned_wheels_and_loads_pygments_later() -> None:
     config = tomllib.loads((vendor.ROOT / "pyscript.toml").read_text(encoding="utf-8"))
     assert "mdit-py-plugins" in config["packages"]
     assert "pygments" not in config["packages"]
-    assert set(config["packages"]) <= {wheel.name for wheel in vendor.load_wheels()}
+    assert set(vendor.page_packages()) <= {wheel.name for wheel in vendor.load_wheels()}
+    assert vendor.page_packages() == [name for name in config["packages"] if name != appwheel.URL]
 
 
 def test_the_npm_lock_pins_the_runtime_katex_and_axe_exactly() -> None:
