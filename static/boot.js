@@ -37,7 +37,50 @@ prompt.addEventListener("keydown", onKey);
 prompt.disabled = false;
 document.querySelector("[data-action=send]").disabled = false;
 
+// The page's first reads, started now so that Python, once booted, finds them answered: the
+// config, then the session, then (signed in) the models and the chat list. Each is a promise of
+// {url, response} or null (not started, or failed: Python then fetches it itself, once, and
+// meets the failure there). Each is handed out once (app/browser/net.py); the session is never
+// asked for twice, since Python waits for this one before it would ask. Same options as net.py.
+const READS = ["./config.json", "/api/session", "/api/models", "/api/chats"];
+const early = new Map();
+const settle = new Map();
+for (const path of READS) early.set(path, new Promise((resolve) => settle.set(path, resolve)));
+
+async function read(path, url) {
+  try {
+    const response = await fetch(url, { method: "GET", credentials: "include", cache: "no-store" });
+    settle.get(path)({ url, response: response.clone() });
+    return response;
+  } catch {
+    settle.get(path)(null);
+    return null;
+  }
+}
+
+async function readEarly() {
+  let base = "";
+  const config = await read("./config.json", "./config.json");
+  try {
+    const apiBase = config && config.ok ? (await config.json()).apiBase : "";
+    base = typeof apiBase === "string" ? apiBase.replace(/\/+$/, "") : "";
+  } catch {} // NOTE: no valid config.json means the same origin, as in Python
+  const session = await read("/api/session", base + "/api/session");
+  if (!session || !session.ok) {
+    for (const path of ["/api/models", "/api/chats"]) settle.get(path)(null);
+    return;
+  }
+  for (const path of ["/api/models", "/api/chats"]) read(path, base + path);
+}
+readEarly();
+
 window.riachoBoot = {
+  // One early read: a promise of {url, response} or null; null again once handed out.
+  early(path) {
+    const promise = early.get(path) ?? Promise.resolve(null);
+    early.delete(path);
+    return promise;
+  },
   // Python takes over: the prompts queued so far (at most one), and no more listeners here.
   take() {
     form.removeEventListener("submit", queue);

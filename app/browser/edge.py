@@ -171,6 +171,25 @@ def take_queued_prompts() -> list[str]:
     return [str(prompt) for prompt in js_boot.take()]
 
 
+# The reads static/boot.js starts at first paint (its READS), each handed out once.
+EARLY_READS = ("./config.json", "/api/session", "/api/models", "/api/chats")
+_early_taken: set[str] = set()
+
+
+async def early_response(url: str) -> JsValue | None:
+    """The response ``static/boot.js`` already read for a GET of ``url`` (the first such read
+    only), or None: not one of its reads, taken already, failed, or for another URL."""
+    path = next((path for path in EARLY_READS if url.endswith(path)), None)
+    js_boot: JsValue = getattr(js.window, "riachoBoot", None)
+    if path is None or path in _early_taken or not present(js_boot):
+        return None
+    _early_taken.add(path)
+    js_early = await js_boot.early(path)
+    if not present(js_early) or str(js_early.url) != url:
+        return None
+    return js_early.response
+
+
 def mark_ready() -> None:
     """``html[data-ready]``: Python has booted and the composer works."""
     query("#boot-text").textContent = "Ready"

@@ -21,7 +21,7 @@ from typing import Any
 import js
 from pyodide.ffi import JsException
 
-from app.browser.edge import JsValue, Listeners, js_object, text_or_none
+from app.browser.edge import JsValue, Listeners, early_response, js_object, text_or_none
 from app.run.transport import Progress
 from app.wire.api import (
     AttachmentInfo,
@@ -66,6 +66,10 @@ async def fetch(
 ) -> JsValue:
     """``fetch`` with the session cookie; a network failure is :class:`TransportError`, and a
     cancelled caller aborts the request."""
+    if method == "GET" and body is None and not headers:
+        js_early = await early_response(url)  # NOTE: boot.js's reads, begun at first paint
+        if js_early is not None:
+            return js_early
     js_controller = js_controller if js_controller is not None else js.AbortController.new()
     options: dict[str, Any] = {"method": method, "credentials": "include", "cache": "no-store"}
     options["headers"] = js_object(headers or {})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from urllib.parse import urlparse
 
 from playwright.sync_api import Page, Route, expect
 
@@ -58,6 +59,37 @@ def test_a_prompt_sent_before_python_is_ready_is_sent_once_after(
     expect(queued).to_have_count(0)
     page.wait_for_timeout(500)
     assert len(streams) == 1 and json.loads(streams[0])["prompt"] == "Sent before the start"
+
+
+def test_the_first_reads_are_made_once_while_python_starts(
+    page: Page, server: LiveServer, guard: PageGuard
+) -> None:
+    python_asked_at: list[float] = []
+
+    def late(route: Route) -> None:
+        time.sleep(1.0)
+        python_asked_at.append(time.monotonic())
+        route.continue_()
+
+    page.route("**/app/main.py", late)
+    reads: list[tuple[str, float]] = []
+    early = ("/config.json", "/api/session", "/api/models", "/api/chats")
+    page.on(
+        "request",
+        lambda request: (
+            reads.append((urlparse(request.url).path, time.monotonic()))
+            if urlparse(request.url).path in early
+            else None
+        ),
+    )
+    page.goto(server.url + "/")
+    page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
+
+    expect(page.locator("select[name=model] option").first).to_be_attached()  # models read
+    expect(page.locator("select[name=model]")).to_be_enabled()
+    page.wait_for_timeout(300)
+    assert sorted(path for path, _ in reads) == sorted(early), "each read once, none again"
+    assert all(at < python_asked_at[0] for _, at in reads), "all begun before Python ran"
 
 
 def test_prompt_streams_answer_to_completion(app: Page) -> None:
