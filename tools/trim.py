@@ -105,6 +105,9 @@ SAFETY: dict[str, tuple[str, ...]] = {
     # serializers, error reports): the whole _internal package; the plugin loader runs for
     # every validator made.
     "pydantic": ("pydantic._internal.*", "pydantic.plugin.*"),
+    # Package metadata (entry points: pydantic's plugin loader) reads a wheel on sys.path as a
+    # zip (the page mounts Pygments so) through modules a scan of plain folders never imports.
+    "package metadata": ("importlib.metadata.*", "zipfile.*"),
 }
 
 MODULE_SUFFIXES = (".pyc", ".py")

@@ -14,6 +14,7 @@ import re
 import sys
 from collections.abc import Iterator
 from html import escape
+from typing import Any
 
 LANGUAGE = re.compile(r"[A-Za-z0-9_+#.-]{1,32}")
 COPY_BUTTON = (
@@ -53,6 +54,21 @@ def available() -> bool:
     return importlib.util.find_spec("pygments") is not None
 
 
+def _lexer_class(language: str) -> Any:
+    """Pygments' own lexer class for the alias ``language`` (any case), or None.
+
+    NOTE: built-in lexers only. Pygments' lookup by name also asks every installed package for
+    plugin lexers when a name is unknown (an entry-point scan of all package metadata): there
+    are none in the page, and the scan is slow where there are many packages.
+    """
+    lexers = importlib.import_module("pygments.lexers")
+    alias = language.lower()
+    for name, aliases, _patterns, _mimetypes in lexers.get_all_lexers(plugins=False):
+        if alias in aliases:
+            return lexers.find_lexer_class(name)
+    return None
+
+
 def preparation(language: str) -> Iterator[None]:
     """The work that makes the first :func:`highlight` of ``language`` cheap, in small steps.
 
@@ -67,11 +83,8 @@ def preparation(language: str) -> Iterator[None]:
         if name not in sys.modules:
             importlib.import_module(name)
             yield
-    lexers = importlib.import_module("pygments.lexers")
-    util = importlib.import_module("pygments.util")
-    try:
-        lexer_class = lexers.find_lexer_class_by_name(language)
-    except util.ClassNotFound:
+    lexer_class = _lexer_class(language)
+    if lexer_class is None:
         return
     # NOTE: what RegexLexerMeta.__call__ does at a first instantiation, split per state; a lexer
     # with token variants or no regex states (or any other shape) is left to that call.
@@ -102,13 +115,11 @@ def highlight(code: str, language: str) -> str | None:
     # later). import_module, because every import statement in app/ is at module level.
     pygments = importlib.import_module("pygments")
     formatters = importlib.import_module("pygments.formatters")
-    lexers = importlib.import_module("pygments.lexers")
-    util = importlib.import_module("pygments.util")
-    try:
-        # NOTE: stripnl/ensurenl off: the spans hold exactly ``code``, blank lines and all.
-        lexer = lexers.get_lexer_by_name(language, stripnl=False, ensurenl=False)
-    except util.ClassNotFound:
+    lexer_class = _lexer_class(language)
+    if lexer_class is None:
         return None
+    # NOTE: stripnl/ensurenl off: the spans hold exactly ``code``, blank lines and all.
+    lexer = lexer_class(stripnl=False, ensurenl=False)
     spans = str(pygments.highlight(code, lexer, formatters.HtmlFormatter(nowrap=True)))
     # NOTE: the formatter ends every line with a newline, the last one too.
     return spans if code.endswith("\n") else spans.removesuffix("\n")

@@ -202,6 +202,39 @@ def test_code_is_labelled_copied_and_highlighted_math_typeset_both_loaded_late(
 # --- layout, scrolling ----------------------------------------------------------------------------
 
 
+def test_code_in_any_language_is_highlighted_or_left_plain_while_the_answer_streams(
+    riacho: Page, server: LiveServer, guard: PageGuard
+) -> None:
+    fences = {
+        "rust": 'fn main() { println!("hi"); }',
+        "haskell": "main = putStrLn (show [x * 2 | x <- [1..3]])",
+        "nosuchlanguage": "just <text> & symbols",
+    }
+    scenarios.on_next_stream(
+        riacho,
+        server,
+        lambda _: [
+            *[text(f"```{lang}\n{code}\n```\n\n") for lang, code in fences.items()],
+            *[x for i in range(20) for x in (sleep(30), text(f"Words after the code {i}. "))],
+            done(),
+        ],
+    )
+    answer = send(riacho, "Code in three languages")
+    blocks = answer.locator(".code-block")
+    expect(blocks).to_have_count(3, timeout=STREAM_MS)
+    for index, (lang, code) in enumerate(fences.items()):
+        code_element = blocks.nth(index).locator("code")
+        expect(code_element).to_have_attribute("data-highlighted", "", timeout=STREAM_MS)
+        expect(code_element).to_have_text(code)
+        spans = code_element.locator("span")
+        if lang == "nosuchlanguage":
+            expect(spans).to_have_count(0)  # no lexer: the text as it came, nothing lost
+        else:
+            expect(spans.first).to_be_attached()
+    completed(answer)
+    assert any("pygments" in r for r in guard.requests)
+
+
 def test_touch_targets_composer_and_drawer_on_a_phone(riacho: Page, size: str) -> None:
     if size != "mobile":
         pytest.skip("the phone layout")

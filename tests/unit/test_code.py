@@ -383,3 +383,17 @@ def test_preparation_without_pygments_does_nothing(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr("app.ui.code.available", lambda: False)
 
     assert list(preparation("python")) == []
+
+
+def test_an_unknown_language_never_asks_for_plugin_lexers(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_scan() -> None:
+        raise AssertionError("scanned package metadata for plugin lexers")
+
+    lexers = pytest.importorskip("pygments.lexers")
+    # NOTE: pygments.lexers swaps its module for a lazy one: patch the functions' own globals.
+    monkeypatch.setitem(lexers.find_lexer_class_by_name.__globals__, "find_plugin_lexers", no_scan)
+    monkeypatch.setattr("pygments.plugin.find_plugin_lexers", no_scan)
+
+    assert highlight("x = 1\n", "nosuchlanguage") is None
+    assert list(preparation("nosuchlanguage")) == []
+    assert highlight("x = 1\n", "Python") is not None  # aliases match in any case
