@@ -77,6 +77,10 @@ def shoot(page: Page, url: str, mobile: bool, path: Path) -> None:
     answer.wait_for(timeout=120_000)
     page.wait_for_selector(".math .katex", state="attached", timeout=30_000)
     page.wait_for_selector("code[data-highlighted] span", state="attached", timeout=30_000)
+    # NOTE: code is highlighted a block per frame: wait for the last one too.
+    page.wait_for_function(
+        "!document.querySelector('.md-done code[data-lang]:not([data-highlighted])')"
+    )
     page.wait_for_function("[...document.images].every(i => i.complete)")
     # NOTE: the end of the answer: highlighted code, typeset math, the actions.
     page.locator(".math[data-math=display]").first.evaluate(

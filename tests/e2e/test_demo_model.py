@@ -71,6 +71,14 @@ NORMALISED_ANSWER = """(article) => {
 }"""
 
 
+def _enhanced(answer: Locator) -> Locator:
+    """``answer`` once its finished code is highlighted and its math typeset (both done after
+    the text arrives, a block per frame)."""
+    expect(answer.locator(".md-done code[data-lang]:not([data-highlighted])")).to_have_count(0)
+    expect(answer.locator(".md-done .math:not([data-typeset])")).to_have_count(0)
+    return answer
+
+
 def test_an_answer_looks_the_same_after_a_reload(riacho: Page) -> None:
     riacho.locator("select[name=model]").select_option("riacho-mini")
     _send(riacho, "Hello")
@@ -87,10 +95,10 @@ def test_an_answer_looks_the_same_after_a_reload(riacho: Page) -> None:
     ):
         expect(answer.locator(hook).first).to_be_visible()
     run_id = answer.get_attribute("data-run-id")
-    before = answer.evaluate(NORMALISED_ANSWER)
+    before = _enhanced(answer).evaluate(NORMALISED_ANSWER)
 
     riacho.reload()
     riacho.wait_for_selector("html[data-ready]", state="attached", timeout=60_000)
     reloaded = riacho.locator(f'[data-role=assistant][data-run-id="{run_id}"]')
     expect(reloaded).to_have_attribute("data-status", "completed", timeout=ANSWER_TIMEOUT_MS)
-    assert reloaded.evaluate(NORMALISED_ANSWER) == before
+    assert _enhanced(reloaded).evaluate(NORMALISED_ANSWER) == before
