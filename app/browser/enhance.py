@@ -64,7 +64,7 @@ class Enhancer:
             spawn(self._highlight_queued())
 
     async def _highlight_queued(self) -> None:
-        """Highlight the queued blocks, one per task, each language prepared step by step."""
+        """Highlight the queued blocks, one per frame, each language prepared step by step."""
         try:
             while self._code_queue:
                 js_code = self._code_queue.pop(0)
@@ -81,8 +81,7 @@ class Enhancer:
 
     async def _load_pygments(self) -> None:
         try:
-            # NOTE: installing the wheel takes the main thread for ~35 ms: in an idle moment,
-            # not in the middle of a streaming answer's frames.
+            # NOTE: in an idle moment, not between a streaming answer's frames.
             await when_idle()
             await mount_wheel("pygments")
         except Exception as error:  # NOTE: no highlighting is no failure of the answer
