@@ -81,6 +81,7 @@ class LiveRun:
         self.frames: list[Frame] = []
         self.status: ServerRunStatus = "running"
         self.last_seq = 0
+        self.last_row = 0  # the row id of its latest frame in the log
         self.answer = AnswerFold(meta.run_id)
         self.stopped = asyncio.Event()
         self.stop_cause: StopCause | None = None

@@ -75,12 +75,11 @@ def load_frames(db: Database, run_id: str, after: int) -> list[Frame]:
     return [Frame(row["seq"], row["data"]) for row in rows]
 
 
-def load_rows(db: Database, run_id: str, after_row: int, after: int) -> list[tuple[int, Frame]]:
-    """The logged events of a run past row ``after_row`` with ``seq > after``, with row ids."""
+def load_rows(db: Database, run_id: str, after_row: int) -> list[tuple[int, Frame]]:
+    """The logged events of a run past row id ``after_row``, in log order, with their row ids."""
     rows = db.all(
-        "SELECT id, seq, data FROM run_events WHERE run_id = ? AND id > ?"
-        " AND (seq IS NULL OR seq > ?) ORDER BY id",
-        (run_id, after_row, after),
+        "SELECT id, seq, data FROM run_events WHERE run_id = ? AND id > ? ORDER BY id",
+        (run_id, after_row),
     )
     return [(int(row["id"]), Frame(row["seq"], row["data"])) for row in rows]
 
