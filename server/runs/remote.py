@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Protocol
 
 from aiohttp import web
 
@@ -27,12 +28,16 @@ log = logging.getLogger("riacho.runs")
 STATUS_CHECK_S = 1.0  # NOTE: the longest a tail read blocks before the run's status is checked
 
 
+class Sink(Protocol):
+    """Where a reader writes SSE bytes (a response)."""
+
+    async def write(self, data: bytes) -> None: ...
+
+
 class RemoteReader:
     """Writes a run generated elsewhere to one response: frames with ``seq > after``."""
 
-    def __init__(
-        self, db: Database, bus: RunBus, key: str, response: web.StreamResponse, after: int
-    ) -> None:
+    def __init__(self, db: Database, bus: RunBus, key: str, response: Sink, after: int) -> None:
         self.db = db
         self.bus = bus
         self.key = key

@@ -1,0 +1,131 @@
+"""The reader of a run generated elsewhere: each frame once, in log order, whatever the tail.
+
+A scripted tail (each read returns the next batch, after logging what the batch says the owner
+logged meanwhile) stands in for Redis; the log is a real SQLite database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import pytest
+
+from app.wire.api import ServerRunStatus
+from server.db import Database
+from server.runs import log as runlog
+from server.runs.bus import Ended, LocalBus, Logged, TailEntry
+from server.runs.log import Frame
+from server.runs.remote import RemoteReader
+from tests.server.helpers import events_of
+
+KEY = "usr_a/run_x"
+Batch = Callable[["Owner"], list[TailEntry]]
+
+
+@dataclass
+class Owner:
+    """The process generating the run: logs frames (the log always has a frame first)."""
+
+    db: Database
+    rows: dict[int, int] = field(default_factory=dict)  # seq -> row id
+
+    def log(self, seq: int) -> Logged:
+        data = f'{{"type":"text","text":"t{seq}","runId":"run_x","seq":{seq},"done":false}}'
+        row = runlog.insert_event(self.db, KEY, seq, data)
+        self.rows[seq] = row
+        return Logged(row, self.rows.get(seq - 1, 0), Frame(seq, data))
+
+    def end(self) -> Ended:
+        self.db.execute("UPDATE runs SET status = 'completed' WHERE id = ?", (KEY,))
+        return Ended("completed")
+
+
+class ScriptedTail(LocalBus):
+    """A tail whose reads return scripted batches, then nothing."""
+
+    def __init__(self, owner: Owner, batches: list[Batch]) -> None:
+        self.owner = owner
+        self.batches = batches
+
+    @property
+    def spans_processes(self) -> bool:
+        return True
+
+    async def read_tail(
+        self, key: str, position: str, block_s: float
+    ) -> tuple[str, list[TailEntry]]:
+        return position, self.batches.pop(0)(self.owner) if self.batches else []
+
+
+@dataclass
+class Written:
+    data: bytes = b""
+
+    async def write(self, data: bytes) -> None:
+        self.data += data
+
+
+@pytest.fixture
+def owner() -> Iterator[Owner]:
+    db = Database(":memory:")
+    db.execute(
+        "INSERT INTO runs (id, user_id, chat_id, message_id, user_message_id, attempt, kind,"
+        " status, created_at) VALUES (?, 'usr_a', 'c', 'm', 'u', 1, 'demo', 'running', 0)",
+        (KEY,),
+    )
+    yield Owner(db)
+    db.close()
+
+
+async def read(owner: Owner, batches: list[Batch], after: int = 0) -> list[int]:
+    written = Written()
+    await RemoteReader(owner.db, ScriptedTail(owner, batches), KEY, written, after).pump(30.0)
+    return [event["seq"] for event in events_of(written.data)]
+
+
+def logged_before(owner: Owner, seqs: range) -> None:
+    for seq in seqs:
+        owner.log(seq)
+
+
+async def test_frames_in_both_the_log_and_the_tail_are_written_once(owner: Owner) -> None:
+    logged_before(owner, range(1, 4))
+    repeats = [Logged(owner.rows[s], owner.rows.get(s - 1, 0), Frame(s, "{}")) for s in (2, 3)]
+    batches: list[Batch] = [lambda o: [*repeats, o.log(4)], lambda o: [o.log(5), o.end()]]
+    assert await read(owner, batches) == [1, 2, 3, 4, 5]
+
+
+async def test_a_frame_missing_from_the_tail_is_read_from_the_log(owner: Owner) -> None:
+    logged_before(owner, range(1, 2))
+
+    def trimmed(o: Owner) -> list[TailEntry]:
+        o.log(2)  # NOTE: logged, but its tail entry is gone
+        return [o.log(3)]
+
+    assert await read(owner, [trimmed, lambda o: [o.end()]]) == [1, 2, 3]
+
+
+async def test_only_frames_after_the_last_event_id_are_written(owner: Owner) -> None:
+    logged_before(owner, range(1, 4))
+    assert await read(owner, [lambda o: [o.log(4), o.end()]], after=2) == [3, 4]
+
+
+async def test_a_run_ended_between_reads_ends_with_the_rest_of_its_log(owner: Owner) -> None:
+    logged_before(owner, range(1, 3))
+
+    def ended_silently(o: Owner) -> list[TailEntry]:
+        o.log(3)
+        o.end()
+        return []  # NOTE: the tail lost the last frame and the end (an owner gone, a watcher)
+
+    assert await read(owner, [lambda o: [], ended_silently]) == [1, 2, 3]
+
+
+@pytest.mark.parametrize("status", ["completed", "cancelled", "interrupted"])
+async def test_a_finished_run_is_read_from_its_log_alone(
+    owner: Owner, status: ServerRunStatus
+) -> None:
+    logged_before(owner, range(1, 3))
+    owner.db.execute("UPDATE runs SET status = ? WHERE id = ?", (status, KEY))
+    assert await read(owner, []) == [1, 2]
