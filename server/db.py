@@ -78,6 +78,8 @@ MIGRATIONS: tuple[str, ...] = (
     " ORDER BY p.rowid DESC LIMIT 1) ORDER BY a.attempt DESC, a.rowid DESC LIMIT 1)"
     " WHERE role = 'user' AND reply_to IS NULL",
     "CREATE INDEX IF NOT EXISTS messages_parent ON messages(reply_to)",
+    # NOTE: every process looks for running runs (lost owners, per-user limits) now and then.
+    "CREATE INDEX IF NOT EXISTS runs_status ON runs(status, user_id)",
 )
 
 

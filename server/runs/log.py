@@ -206,6 +206,14 @@ def interrupt(
     return row_id, frame
 
 
+def running_count(db: Database, user_id: str) -> int:
+    """How many of the user's runs are persisted ``running``."""
+    row = db.one(
+        "SELECT COUNT(*) AS n FROM runs WHERE user_id = ? AND status = 'running'", (user_id,)
+    )
+    return int(row["n"]) if row is not None else 0
+
+
 def running_runs(db: Database, started_before: float) -> list[str]:
     """The keys of runs persisted ``running`` that started before ``started_before``."""
     rows = db.all(

@@ -211,7 +211,10 @@ class RunRegistry:
 
     def check_room(self, user_id: str, limit: int) -> None:
         """429 ``too_many_runs`` when the user already has ``limit`` runs going."""
-        going = sum(1 for run in self.live.values() if run.meta.user_id == user_id)
+        if self.bus.spans_processes:  # NOTE: the user's runs on every process
+            going = runlog.running_count(self.db, user_id)
+        else:
+            going = sum(1 for run in self.live.values() if run.meta.user_id == user_id)
         if going >= limit:
             raise ApiError(
                 429,

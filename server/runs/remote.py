@@ -6,7 +6,12 @@ order, and a missed one (a tail trimmed under a slow reader) is read back from t
 holds every frame before the tail does. The run's end, or its status in the database, ends it.
 
 Every process watches the runs persisted ``running`` that it does not generate: a run whose
-owner's lease has expired is interrupted (``worker_lost``), so no reader waits forever.
+owner's lease was found expired on two checks in a row is interrupted (``worker_lost``), so no
+reader waits forever.
+
+# NOTE: two checks half a lease apart, because an owner renews every third of a lease: a Redis
+# that restarted empty loses every lease at once, and a live owner restores its own before the
+# second check. A dead owner's run ends one to two leases after its last renewal.
 """
 
 from __future__ import annotations
@@ -102,21 +107,28 @@ async def follow_elsewhere(
 
 
 async def watch_owners(registry: RunRegistry, lease_s: float) -> None:
-    """Every half lease: interrupt the runs whose owner's lease has expired."""
+    """Every half lease: interrupt the runs found unowned at the check before and at this one."""
+    suspects: set[str] = set()
     while True:
         await asyncio.sleep(lease_s / 2)
-        await interrupt_lost_runs(registry, lease_s)
+        unowned = await unowned_runs(registry, lease_s)
+        for key in unowned & suspects:
+            interrupt_lost_run(registry, key)
+        suspects = unowned
 
 
-async def interrupt_lost_runs(registry: RunRegistry, lease_s: float) -> list[str]:
-    """Interrupt (``worker_lost``) the runs persisted ``running`` that no process owns; their
-    keys. A run younger than one lease is left alone: its owner may not have claimed it yet."""
-    lost = []
+async def unowned_runs(registry: RunRegistry, lease_s: float) -> set[str]:
+    """The runs persisted ``running`` whose lease no process holds. A run younger than one
+    lease is left out: its owner may not have claimed it yet."""
+    unowned = set()
     for key in runlog.running_runs(registry.db, started_before=now() - lease_s):
-        if key in registry.live or await registry.bus.owner_alive(key):
-            continue
-        if runlog.interrupt(registry.db, key, runlog.worker_lost_event, "worker_lost"):
-            registry.bus.release(key, "interrupted")
-            log.warning("run interrupted: its process is gone run=%s", runlog.public_id(key))
-            lost.append(key)
-    return lost
+        if key not in registry.live and not await registry.bus.owner_alive(key):
+            unowned.add(key)
+    return unowned
+
+
+def interrupt_lost_run(registry: RunRegistry, key: str) -> None:
+    """End a run whose owner is gone ``interrupted`` (``worker_lost``) and wake its readers."""
+    if runlog.interrupt(registry.db, key, runlog.worker_lost_event, "worker_lost"):
+        registry.bus.release(key, "interrupted")
+        log.warning("run interrupted: its process is gone run=%s", runlog.public_id(key))

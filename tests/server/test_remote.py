@@ -6,17 +6,22 @@ logged meanwhile) stands in for Redis; the log is a real SQLite database.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import pytest
 
 from app.wire.api import ServerRunStatus
+from server.config import Config
 from server.db import Database
 from server.runs import log as runlog
 from server.runs.bus import Ended, LocalBus, Logged, TailEntry
 from server.runs.log import Frame
-from server.runs.remote import RemoteReader
+from server.runs.registry import RunRegistry
+from server.runs.remote import RemoteReader, watch_owners
 from tests.server.helpers import events_of
 
 KEY = "usr_a/run_x"
@@ -129,3 +134,51 @@ async def test_a_finished_run_is_read_from_its_log_alone(
     logged_before(owner, range(1, 3))
     owner.db.execute("UPDATE runs SET status = ? WHERE id = ?", (status, KEY))
     assert await read(owner, []) == [1, 2]
+
+
+class Leases(LocalBus):
+    """Leases held at the checks marked ``True``; ``checked`` is set after the last one."""
+
+    def __init__(self, held: list[bool]) -> None:
+        self.held = held
+        self.checked = asyncio.Event()
+
+    @property
+    def spans_processes(self) -> bool:
+        return True
+
+    async def owner_alive(self, key: str) -> bool:
+        alive = self.held.pop(0)
+        if not self.held:
+            self.checked.set()
+        return alive
+
+
+async def watched(owner: Owner, held: list[bool]) -> str:
+    """The run's status after the watcher checked its lease once per value of ``held``."""
+    leases = Leases(held)
+    registry = RunRegistry(owner.db, Config(), leases)
+    watcher = asyncio.ensure_future(watch_owners(registry, lease_s=0.002))
+    with contextlib.suppress(TimeoutError):  # NOTE: a run that ended is no longer checked
+        async with asyncio.timeout(2.0):
+            await leases.checked.wait()  # NOTE: the watcher acts on it before it yields
+    watcher.cancel()
+    row = owner.db.one("SELECT status, reason FROM runs WHERE id = ?", (KEY,))
+    assert row is not None
+    return f"{row['status']} {row['reason']}"
+
+
+async def test_a_run_whose_lease_is_gone_twice_in_a_row_is_interrupted(owner: Owner) -> None:
+    logged_before(owner, range(1, 3))
+    assert await watched(owner, [True, False, False]) == "interrupted worker_lost"
+    last = json.loads(runlog.load_frames(owner.db, KEY, 0)[-1].data)
+    assert (last["seq"], last["type"], last["code"], last["done"]) == (
+        3,
+        "error",
+        "worker_lost",
+        True,
+    )
+
+
+async def test_a_lease_missing_at_one_check_only_leaves_the_run_going(owner: Owner) -> None:
+    assert await watched(owner, [False, True, False, True, False, True]) == "running None"
