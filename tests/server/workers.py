@@ -8,6 +8,7 @@ sessions are in the shared database).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import signal
 import socket
@@ -15,10 +16,11 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import aiohttp
@@ -27,8 +29,18 @@ import pytest
 from tests.server.helpers import JsonObject, events_of
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
-from redis_server import ensure_redis_server  # noqa: E402
+
+
+def _tool(name: str) -> ModuleType:
+    """A module of tools/ (loaded by path: tools/ is not put on sys.path, its names are short)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+ensure_redis_server: Callable[[], str | None] = _tool("redis_server").ensure_redis_server
 
 START_TIMEOUT_S = 30.0
 
