@@ -134,11 +134,9 @@ class Database:
         """Run one statement; returns the number of changed rows."""
         return self.conn.execute(sql, params).rowcount
 
-    def insert_id(self, sql: str, params: Sequence[SqlValue] = ()) -> int:
-        """Run one INSERT; returns the new row's id."""
-        row_id = self.conn.execute(sql, params).lastrowid
-        assert row_id is not None
-        return row_id
+    def last_row_id(self) -> int:
+        """The row id of the last row this connection inserted."""
+        return int(self.conn.execute("SELECT last_insert_rowid()").fetchone()[0])
 
     def insert(self, table: str, values: Mapping[str, SqlValue]) -> None:
         """Insert one row; ``table`` and the column names come from code, never from input."""

@@ -68,7 +68,8 @@ class RunTrace:
         }
 
 
-StopCause = Literal["user", "orphaned", "shutdown"]
+# NOTE: "lost": another process found this one's lease expired and ended the run.
+StopCause = Literal["user", "orphaned", "shutdown", "lost"]
 
 
 class LiveRun:

@@ -57,12 +57,15 @@ def public_id(key: str) -> str:
     return key.split("/", 1)[1]
 
 
-def insert_event(db: Database, run_id: str, seq: int | None, data: str) -> int:
-    """Append one event to a run's log; returns its row id (log order across processes)."""
-    return db.insert_id(
-        "INSERT INTO run_events (run_id, seq, data, created_at) VALUES (?, ?, ?, ?)",
-        (run_id, seq, data, now()),
+def insert_event(db: Database, run_id: str, seq: int | None, data: str) -> int | None:
+    """Append one event to a run's log; its row id (log order across processes), or ``None``
+    when the run is persisted ended (another process may have ended it: nothing is appended)."""
+    inserted = db.execute(
+        "INSERT INTO run_events (run_id, seq, data, created_at) SELECT ?, ?, ?, ?"
+        " WHERE NOT EXISTS (SELECT 1 FROM runs WHERE id = ? AND status != 'running')",
+        (run_id, seq, data, now(), run_id),
     )
+    return db.last_row_id() if inserted else None
 
 
 def load_frames(db: Database, run_id: str, after: int) -> list[Frame]:
@@ -201,6 +204,7 @@ def interrupt(
         # NOTE: the log ends with why, so a resume of this run ends with a terminal event too.
         frame = Frame(seq, encode_event(ending(public_id(run_id), seq)))
         row_id = insert_event(db, run_id, seq, frame.data)
+        assert row_id is not None  # NOTE: still running in this transaction
         _save_progress(db, run_id, row["message_id"], seq, answer.parts)
         _finish(db, run_id, row["message_id"], "interrupted", reason, None)
     return row_id, frame

@@ -133,6 +133,10 @@ class RunRegistry:
             run.refuse()
             return None
         row = runlog.insert_event(self.db, run.key, seq, data)
+        if row is None:  # NOTE: ended by another process that took this one for gone
+            run.refuse()
+            run.stop_generation("lost")
+            return None
         self.bus.publish(run.key, Logged(row, run.last_row, Frame(seq, data)))
         run.last_row = row
         event = run.record(seq, data, event)
@@ -267,7 +271,9 @@ class RunRegistry:
     def _on_task_done(self, run: LiveRun, body: Body, endings: Endings) -> None:
         body.close()  # NOTE: a task cancelled before its first step never awaited its body.
         if run.running:  # stopped (possibly before its first step)
-            if run.stop_cause == "shutdown":
+            if run.stop_cause == "lost":
+                self._take_ending(run)
+            elif run.stop_cause == "shutdown":
                 self.emit(run, _shutdown_event())
                 self.finish(run, "interrupted", "server_shutdown")
             else:
@@ -286,6 +292,13 @@ class RunRegistry:
             run.trace.events_logged,
             now() - run.trace.started_at,
         )
+
+    def _take_ending(self, run: LiveRun) -> None:
+        """Read the end another process logged for this run, for this process's readers."""
+        for _row, frame in runlog.load_rows(self.db, run.key, run.last_row):
+            run.record(frame.seq, frame.data, None)
+        row = runlog.run_row(self.db, run.meta.user_id, run.run_id)
+        run.end(row["status"] if row is not None else "interrupted")
 
     def _flush(self, run: LiveRun) -> None:
         if run.take_dirty():

@@ -22,7 +22,8 @@ from server.runs.bus import Ended, LocalBus, Logged, TailEntry
 from server.runs.log import Frame
 from server.runs.registry import RunRegistry
 from server.runs.remote import RemoteReader, watch_owners
-from tests.server.helpers import events_of
+from tests.server.conftest import MakeApi, StartServer, logged_events, services_of, wait_stopped
+from tests.server.helpers import events_of, read_events
 
 KEY = "usr_a/run_x"
 Batch = Callable[["Owner"], list[TailEntry]]
@@ -182,3 +183,28 @@ async def test_a_run_whose_lease_is_gone_twice_in_a_row_is_interrupted(owner: Ow
 
 async def test_a_lease_missing_at_one_check_only_leaves_the_run_going(owner: Owner) -> None:
     assert await watched(owner, [False, True, False, True, False, True]) == "running None"
+
+
+async def test_a_run_another_process_took_for_lost_stops_here_with_its_ending(
+    start_server: StartServer, make_api: MakeApi
+) -> None:
+    server = await start_server(demo_token_ms=30.0)
+    api = await make_api("alice", on=server)
+    response = await api.stream(await api.new_chat(), "a long answer", runId="run_taken")
+    seen = await read_events(response, 2)
+    svc = services_of(server)
+    key = next(key for key in svc.runs.live if key.endswith("/run_taken"))
+    # NOTE: as another process does when this one's lease expired (a stalled event loop)
+    assert runlog.interrupt(svc.db, key, runlog.worker_lost_event, "worker_lost") is not None
+    events = seen + events_of(await response.read())
+    await wait_stopped(server, "run_taken")
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert (events[-1]["type"], events[-1]["code"]) == ("error", "worker_lost")
+    assert logged_events(server, "run_taken") == events
+    info = await api.run("run_taken")
+    assert (info["status"], info["reason"], info["lastSeq"]) == (
+        "interrupted",
+        "worker_lost",
+        len(events),
+    )
+    assert (await api.trace("run_taken"))["appendsRefused"] == 1
