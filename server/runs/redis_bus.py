@@ -182,10 +182,18 @@ class RedisBus:
     # --- readers elsewhere -----------------------------------------------------------------------
 
     async def owner_alive(self, key: str) -> bool:
-        return bool(await self.redis.exists(owner_key(key)))
+        try:
+            return bool(await self.redis.exists(owner_key(key)))
+        except RedisError:  # NOTE: unknown is not gone: no run is interrupted for it
+            log.warning("redis: cannot check the lease of run %s", key, exc_info=True)
+            return True
 
     async def last_read_at(self, key: str) -> float | None:
-        latest = await self.redis.zrange(readers_key(key), -1, -1, withscores=True)
+        try:
+            latest = await self.redis.zrange(readers_key(key), -1, -1, withscores=True)
+        except RedisError:  # NOTE: unknown is not unread: no run is orphaned for it
+            log.warning("redis: cannot check the readers of run %s", key, exc_info=True)
+            return time.time()
         return float(latest[0][1]) / 1000 if latest else None
 
     def reading(self, key: str) -> AbstractAsyncContextManager[None]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 from typing import Protocol
 
 from aiohttp import web
@@ -111,9 +112,13 @@ async def watch_owners(registry: RunRegistry, lease_s: float) -> None:
     suspects: set[str] = set()
     while True:
         await asyncio.sleep(lease_s / 2)
-        unowned = await unowned_runs(registry, lease_s)
-        for key in unowned & suspects:
-            interrupt_lost_run(registry, key)
+        try:
+            unowned = await unowned_runs(registry, lease_s)
+            for key in unowned & suspects:
+                interrupt_lost_run(registry, key)
+        except sqlite3.Error:  # NOTE: a database busy past its timeout: the next check will do
+            log.warning("cannot check the runs' owners now", exc_info=True)
+            continue
         suspects = unowned
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import socket
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -20,6 +22,7 @@ from server.db import Database
 from server.runs import log as runlog
 from server.runs.bus import Ended, LocalBus, Logged, TailEntry
 from server.runs.log import Frame
+from server.runs.redis_bus import RedisBus
 from server.runs.registry import RunRegistry
 from server.runs.remote import RemoteReader, watch_owners
 from tests.server.conftest import MakeApi, StartServer, logged_events, services_of, wait_stopped
@@ -208,3 +211,16 @@ async def test_a_run_another_process_took_for_lost_stops_here_with_its_ending(
         len(events),
     )
     assert (await api.trace("run_taken"))["appendsRefused"] == 1
+
+
+async def test_a_redis_that_cannot_answer_neither_interrupts_nor_orphans_a_run() -> None:
+    with socket.socket() as sock:  # NOTE: a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    bus = RedisBus(f"redis://127.0.0.1:{port}/0", lease_s=1.0, retention_s=60.0)
+    try:
+        assert await bus.owner_alive(KEY) is True
+        read_at = await bus.last_read_at(KEY)
+        assert read_at is not None and abs(read_at - time.time()) < 5.0
+    finally:
+        await bus.redis.aclose()
