@@ -43,6 +43,16 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--demo-token-ms", type=float, default=30.0)
     p.add_argument("--static-root", type=Path, default=REPO_ROOT)
     p.add_argument("--access-log", help="file for the access log (default: none)")
+    p.add_argument(
+        "--redis-url",
+        help="redis://HOST:PORT/DB shared by several server processes on one --db file",
+    )
+    p.add_argument(
+        "--lease-s",
+        type=float,
+        default=5.0,
+        help="with --redis-url: a run whose process is silent this long is interrupted",
+    )
     _security_arguments(p.add_argument_group("accounts, origins and limits (see README)"))
     _provider_arguments(p.add_argument_group("real models (see README and riacho.example.toml)"))
     return p
@@ -80,6 +90,10 @@ def _check_security(parser: argparse.ArgumentParser, a: argparse.Namespace) -> N
         )
     if a.auth == "proxy" and not a.trusted_user_header:
         parser.error("--auth proxy needs --trusted-user-header NAME")
+    if a.redis_url is not None and not a.redis_url.startswith(("redis://", "rediss://", "unix://")):
+        parser.error(f"--redis-url {a.redis_url!r} must be like redis://127.0.0.1:6379/0")
+    if a.lease_s <= 0:
+        parser.error("--lease-s must be positive")
     for origin in a.allowed_origin:
         if not origin.startswith(("http://", "https://")) or origin.rstrip("/") != origin:
             parser.error(f"--allowed-origin {origin!r} must be like https://chat.example.org")
@@ -160,6 +174,8 @@ def parse_args(argv: list[str]) -> Config:
         trusted_user_header=a.trusted_user_header,
         allowed_origins=tuple(a.allowed_origin),
         shutdown_grace_s=a.shutdown_grace_s,
+        redis_url=a.redis_url,
+        lease_s=a.lease_s,
         limits=Limits(
             prompt_max_bytes=a.max_prompt_bytes,
             attachments_per_request=a.max_attachments,

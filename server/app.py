@@ -16,7 +16,10 @@ from server.db import Database
 from server.errors import error_middleware
 from server.routes import add_test_routes, api_routes
 from server.runs import log as runlog
+from server.runs.bus import LocalBus, RunBus
+from server.runs.redis_bus import RedisBus
 from server.runs.registry import RunRegistry
+from server.runs.remote import watch_owners
 from server.scenarios.steps import ScenarioQueue
 from server.security import add_security_headers, security_middleware
 from server.services import SERVICES, Services
@@ -35,21 +38,40 @@ async def _sweep(svc: Services) -> None:
         await asyncio.sleep(svc.config.sweep_interval_s)
 
 
+def _recover(svc: Services) -> asyncio.Task[None] | None:
+    """Runs left ``running`` by a process that is gone become ``interrupted``: all of them at
+    start when this process is alone; else those whose owner's lease expires, all along."""
+    bus = svc.runs.bus
+    if bus.spans_processes:
+        return asyncio.get_running_loop().create_task(watch_owners(svc.runs, svc.config.lease_s))
+    recovered = runlog.recover_after_restart(svc.db)
+    if recovered:
+        log.info("runs interrupted by the last shutdown: %s", ", ".join(recovered))
+    return None
+
+
 def _lifecycle(svc: Services) -> Callable[[web.Application], AsyncIterator[None]]:
     async def lifecycle(_app: web.Application) -> AsyncIterator[None]:
-        recovered = runlog.recover_after_restart(svc.db)
-        if recovered:
-            log.info("runs interrupted by the last shutdown: %s", ", ".join(recovered))
-        sweeper = asyncio.get_running_loop().create_task(_sweep(svc))
+        await svc.runs.bus.start(svc.runs.on_cancel_sent)
+        loop = asyncio.get_running_loop()
+        background = [loop.create_task(_sweep(svc)), _recover(svc)]
         yield
-        sweeper.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await sweeper
+        for task in filter(None, background):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
         await svc.runs.shutdown()
+        await svc.runs.bus.aclose()
         await svc.catalog.aclose()
         svc.db.close()
 
     return lifecycle
+
+
+def _bus(config: Config) -> RunBus:
+    if config.redis_url is None:
+        return LocalBus()
+    return RedisBus(config.redis_url, config.lease_s, config.retention_s)
 
 
 def create_app(config: Config) -> web.Application:
@@ -67,7 +89,8 @@ def create_app(config: Config) -> web.Application:
         add_test_routes(app)
     add_static_routes(app, config.static_root)
     db = Database(config.db_path)
-    svc = Services(config, db, RunRegistry(db, config), ScenarioQueue(), Catalog(config.providers))
+    runs = RunRegistry(db, config, _bus(config))
+    svc = Services(config, db, runs, ScenarioQueue(), Catalog(config.providers))
     app[SERVICES] = svc
     app.cleanup_ctx.append(_lifecycle(svc))
     return app

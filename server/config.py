@@ -64,3 +64,5 @@ class Config:
     trusted_user_header: str | None = None
     allowed_origins: tuple[str, ...] = ()
     shutdown_grace_s: float = 10.0
+    redis_url: str | None = None  # several processes share runs through it (server.runs.bus)
+    lease_s: float = 5.0  # a run's owner must renew its lease within this; then it is lost

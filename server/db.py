@@ -2,6 +2,8 @@
 
 # NOTE: calls are short and run on the event loop thread. WAL with synchronous=NORMAL keeps a
 # commit per event cheap, and autocommit mode makes every single statement durable at once.
+# Several server processes may share one file (``--redis-url``): WAL lets readers run beside
+# the one writer, and a writer that finds the file locked waits up to ``BUSY_TIMEOUT_MS``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 
 SqlValue = str | int | float | bytes | None
+BUSY_TIMEOUT_MS = 5000
 Row = sqlite3.Row
 
 SCHEMA = """
@@ -75,6 +78,8 @@ MIGRATIONS: tuple[str, ...] = (
     " ORDER BY p.rowid DESC LIMIT 1) ORDER BY a.attempt DESC, a.rowid DESC LIMIT 1)"
     " WHERE role = 'user' AND reply_to IS NULL",
     "CREATE INDEX IF NOT EXISTS messages_parent ON messages(reply_to)",
+    # NOTE: every process looks for running runs (lost owners, per-user limits) now and then.
+    "CREATE INDEX IF NOT EXISTS runs_status ON runs(status, user_id)",
 )
 
 
@@ -102,6 +107,7 @@ class Database:
         self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self.conn.row_factory = sqlite3.Row
         self.conn.execute("PRAGMA foreign_keys = ON")
+        self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if path != ":memory:":
             self.conn.execute("PRAGMA journal_mode = WAL")
             self.conn.execute("PRAGMA synchronous = NORMAL")
@@ -109,12 +115,17 @@ class Database:
         self._migrate()
 
     def _migrate(self) -> None:
-        """Bring an older database up to ``MIGRATIONS`` (``PRAGMA user_version`` counts them)."""
-        version = int(self.conn.execute("PRAGMA user_version").fetchone()[0])
-        for number, statement in enumerate(MIGRATIONS[version:], start=version + 1):
-            with self.transaction():
+        """Bring an older database up to ``MIGRATIONS`` (``PRAGMA user_version`` counts them).
+
+        # NOTE: the version is read inside the write transaction: two processes starting on one
+        # file together apply each step once.
+        """
+        with self.transaction():
+            version = int(self.conn.execute("PRAGMA user_version").fetchone()[0])
+            for statement in MIGRATIONS[version:]:
                 self.conn.execute(statement)
-                self.conn.execute(f"PRAGMA user_version = {number}")
+            if version < len(MIGRATIONS):
+                self.conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
 
     def close(self) -> None:
         self.conn.close()
@@ -122,6 +133,10 @@ class Database:
     def execute(self, sql: str, params: Sequence[SqlValue] = ()) -> int:
         """Run one statement; returns the number of changed rows."""
         return self.conn.execute(sql, params).rowcount
+
+    def last_row_id(self) -> int:
+        """The row id of the last row this connection inserted."""
+        return int(self.conn.execute("SELECT last_insert_rowid()").fetchone()[0])
 
     def insert(self, table: str, values: Mapping[str, SqlValue]) -> None:
         """Insert one row; ``table`` and the column names come from code, never from input."""

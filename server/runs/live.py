@@ -68,7 +68,8 @@ class RunTrace:
         }
 
 
-StopCause = Literal["user", "orphaned", "shutdown"]
+# NOTE: "lost": another process found this one's lease expired and ended the run.
+StopCause = Literal["user", "orphaned", "shutdown", "lost"]
 
 
 class LiveRun:
@@ -81,6 +82,7 @@ class LiveRun:
         self.frames: list[Frame] = []
         self.status: ServerRunStatus = "running"
         self.last_seq = 0
+        self.last_row = 0  # the row id of its latest frame in the log
         self.answer = AnswerFold(meta.run_id)
         self.stopped = asyncio.Event()
         self.stop_cause: StopCause | None = None

@@ -7,6 +7,7 @@ unique per user only, so one user's id never names, nor reveals, another user's 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.state.parts import Parts, answer_text, fold, parts_to_json
@@ -56,12 +57,15 @@ def public_id(key: str) -> str:
     return key.split("/", 1)[1]
 
 
-def insert_event(db: Database, run_id: str, seq: int | None, data: str) -> None:
-    """Append one event to a run's log."""
-    db.execute(
-        "INSERT INTO run_events (run_id, seq, data, created_at) VALUES (?, ?, ?, ?)",
-        (run_id, seq, data, now()),
+def insert_event(db: Database, run_id: str, seq: int | None, data: str) -> int | None:
+    """Append one event to a run's log; its row id (log order across processes), or ``None``
+    when the run is persisted ended (another process may have ended it: nothing is appended)."""
+    inserted = db.execute(
+        "INSERT INTO run_events (run_id, seq, data, created_at) SELECT ?, ?, ?, ?"
+        " WHERE NOT EXISTS (SELECT 1 FROM runs WHERE id = ? AND status != 'running')",
+        (run_id, seq, data, now(), run_id),
     )
+    return db.last_row_id() if inserted else None
 
 
 def load_frames(db: Database, run_id: str, after: int) -> list[Frame]:
@@ -74,14 +78,33 @@ def load_frames(db: Database, run_id: str, after: int) -> list[Frame]:
     return [Frame(row["seq"], row["data"]) for row in rows]
 
 
+def load_rows(db: Database, run_id: str, after_row: int) -> list[tuple[int, Frame]]:
+    """The logged events of a run past row id ``after_row``, in log order, with their row ids."""
+    rows = db.all(
+        "SELECT id, seq, data FROM run_events WHERE run_id = ? AND id > ? ORDER BY id",
+        (run_id, after_row),
+    )
+    return [(int(row["id"]), Frame(row["seq"], row["data"])) for row in rows]
+
+
+def max_seq(db: Database, run_id: str) -> int:
+    """The highest seq logged for a run (0 when none)."""
+    row = db.one("SELECT MAX(seq) AS s FROM run_events WHERE run_id = ?", (run_id,))
+    return int(row["s"]) if row is not None and row["s"] is not None else 0
+
+
 def save_progress(db: Database, run_id: str, message_id: str, last_seq: int, parts: Parts) -> None:
     """Persist a running run's last seq and its message's parts so far (and their text)."""
     with db.transaction():
-        db.execute("UPDATE runs SET last_seq = ? WHERE id = ?", (last_seq, run_id))
-        db.execute(
-            "UPDATE messages SET parts = ?, content = ?, updated_at = ? WHERE id = ?",
-            (json.dumps(parts_to_json(parts)), answer_text(parts), now(), message_id),
-        )
+        _save_progress(db, run_id, message_id, last_seq, parts)
+
+
+def _save_progress(db: Database, run_id: str, message_id: str, last_seq: int, parts: Parts) -> None:
+    db.execute("UPDATE runs SET last_seq = ? WHERE id = ?", (last_seq, run_id))
+    db.execute(
+        "UPDATE messages SET parts = ?, content = ?, updated_at = ? WHERE id = ?",
+        (json.dumps(parts_to_json(parts)), answer_text(parts), now(), message_id),
+    )
 
 
 def finish(
@@ -94,18 +117,24 @@ def finish(
 ) -> bool:
     """Persist a terminal status and why (``reason``: a code such as ``orphaned``); ``False``
     when the run had already ended (the first one wins)."""
-    stamp = now()
     with db.transaction():
-        changed = db.execute(
-            "UPDATE runs SET status = ?, reason = ?, error = ?, ended_at = ?"
-            " WHERE id = ? AND status = 'running'",
-            (status, reason, error, stamp, run_id),
+        return _finish(db, run_id, message_id, status, reason, error)
+
+
+def _finish(
+    db: Database, run_id: str, message_id: str, status: str, reason: str | None, error: str | None
+) -> bool:
+    stamp = now()
+    changed = db.execute(
+        "UPDATE runs SET status = ?, reason = ?, error = ?, ended_at = ?"
+        " WHERE id = ? AND status = 'running'",
+        (status, reason, error, stamp, run_id),
+    )
+    if changed:
+        db.execute(
+            "UPDATE messages SET status = ?, updated_at = ? WHERE id = ?",
+            (status, stamp, message_id),
         )
-        if changed:
-            db.execute(
-                "UPDATE messages SET status = ?, updated_at = ? WHERE id = ?",
-                (status, stamp, message_id),
-            )
     return changed == 1
 
 
@@ -148,19 +177,53 @@ def expire_logs(db: Database, retention_s: float) -> int:
 
 def recover_after_restart(db: Database) -> list[str]:
     """Runs left ``running`` by a previous process become ``interrupted``; returns their ids."""
-    rows = db.all("SELECT id, message_id FROM runs WHERE status = 'running'")
-    for row in rows:
-        answer = AnswerFold(public_id(row["id"]))
-        for frame in load_frames(db, row["id"], -(2**62)):
+    rows = db.all("SELECT id FROM runs WHERE status = 'running'")
+    return [
+        public_id(row["id"])
+        for row in rows
+        if interrupt(db, row["id"], restart_event, "server_restarted") is not None
+    ]
+
+
+def interrupt(
+    db: Database, run_id: str, ending: Callable[[str, int], ErrorEvent], reason: str
+) -> tuple[int, Frame] | None:
+    """End a run whose process is gone: log ``ending`` after its last seq, keep its answer so
+    far, persist ``interrupted``. The logged ending with its row id; ``None`` if it had ended.
+
+    # NOTE: one write transaction, so of several processes noticing the same loss one wins.
+    """
+    with db.transaction():
+        row = db.one("SELECT message_id FROM runs WHERE id = ? AND status = 'running'", (run_id,))
+        if row is None:
+            return None
+        answer = AnswerFold(public_id(run_id))
+        for frame in load_frames(db, run_id, -(2**62)):
             answer.apply_data(frame.data)
-        last = db.one("SELECT MAX(seq) AS s FROM run_events WHERE run_id = ?", (row["id"],))
-        last_seq = int(last["s"]) if last and last["s"] is not None else 0
+        seq = max_seq(db, run_id) + 1
         # NOTE: the log ends with why, so a resume of this run ends with a terminal event too.
-        ending = restart_event(public_id(row["id"]), last_seq + 1)
-        insert_event(db, row["id"], last_seq + 1, encode_event(ending))
-        save_progress(db, row["id"], row["message_id"], last_seq + 1, answer.parts)
-        finish(db, row["id"], row["message_id"], "interrupted", "server_restarted")
-    return [public_id(row["id"]) for row in rows]
+        frame = Frame(seq, encode_event(ending(public_id(run_id), seq)))
+        row_id = insert_event(db, run_id, seq, frame.data)
+        assert row_id is not None  # NOTE: still running in this transaction
+        _save_progress(db, run_id, row["message_id"], seq, answer.parts)
+        _finish(db, run_id, row["message_id"], "interrupted", reason, None)
+    return row_id, frame
+
+
+def running_count(db: Database, user_id: str) -> int:
+    """How many of the user's runs are persisted ``running``."""
+    row = db.one(
+        "SELECT COUNT(*) AS n FROM runs WHERE user_id = ? AND status = 'running'", (user_id,)
+    )
+    return int(row["n"]) if row is not None else 0
+
+
+def running_runs(db: Database, started_before: float) -> list[str]:
+    """The keys of runs persisted ``running`` that started before ``started_before``."""
+    rows = db.all(
+        "SELECT id FROM runs WHERE status = 'running' AND created_at < ?", (started_before,)
+    )
+    return [row["id"] for row in rows]
 
 
 def restart_event(run_id: str, seq: int) -> ErrorEvent:
@@ -171,4 +234,15 @@ def restart_event(run_id: str, seq: int) -> ErrorEvent:
         done=True,
         error="The server restarted before this answer was complete.",
         code="server_restarted",
+    )
+
+
+def worker_lost_event(run_id: str, seq: int) -> ErrorEvent:
+    """The terminal event of a run whose server process stopped answering (another saw it)."""
+    return ErrorEvent(
+        run_id=run_id,
+        seq=seq,
+        done=True,
+        error="The server process writing this answer stopped before it was complete.",
+        code="worker_lost",
     )

@@ -9,6 +9,10 @@ and a real model log ``done(cancelled)`` when stopped and ``error(generation_fai
 break; a test scenario logs nothing it was not told to. How a generation was stopped is kept
 (:data:`~server.runs.live.StopCause`): the user's Stop and the orphan timer cancel the run, a
 server shutdown interrupts it (a restart finds it ``interrupted``, never "cancelled by you").
+
+With several server processes the registry also talks to the others through a
+:class:`~server.runs.bus.RunBus`: it claims the runs it generates, publishes their frames and
+ends, obeys cancels sent from anywhere, and counts readers elsewhere before orphaning a run.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from server.config import Config
 from server.db import Database, now
 from server.errors import ApiError
 from server.runs import log as runlog
+from server.runs.bus import LocalBus, Logged, RunBus
 from server.runs.live import LiveRun, RunMeta, RunTrace
 from server.runs.log import Frame
 
@@ -43,6 +48,7 @@ log = logging.getLogger("riacho.runs")
 FLUSH_INTERVAL_S = 0.25
 EARLY_CANCELS_KEPT = 1000
 _MAX_TRACES = 2000
+CANCEL_POLL_S = 0.05
 Body = Coroutine[Any, Any, ServerRunStatus | None]
 
 
@@ -66,13 +72,15 @@ def _timed(run: LiveRun, event: StreamEvent) -> bool:
 class RunRegistry:
     """Every live run of the process, by id."""
 
-    def __init__(self, db: Database, config: Config) -> None:
+    def __init__(self, db: Database, config: Config, bus: RunBus | None = None) -> None:
         self.db = db
         self.config = config
+        self.bus: RunBus = bus or LocalBus()
         self.live: dict[str, LiveRun] = {}
         self.traces: dict[str, RunTrace] = {}
         self.accepting = True
         self._early_cancels: OrderedDict[tuple[str, str], float] = OrderedDict()
+        self._orphan_checks: set[asyncio.Task[None]] = set()
 
     def register(self, meta: RunMeta) -> LiveRun:
         """Track a run whose rows were just created; it is orphaned unless a reader attaches."""
@@ -80,6 +88,7 @@ class RunRegistry:
         self._keep_trace(trace)
         run = LiveRun(meta, trace)
         self.live[meta.key] = run
+        self.bus.claim(meta.key)
         self._arm_orphan_timer(run)
         log.info(
             "run start run=%s user=%s chat=%s attempt=%d kind=%s",
@@ -123,7 +132,13 @@ class RunRegistry:
         if not run.running:
             run.refuse()
             return None
-        runlog.insert_event(self.db, run.key, seq, data)
+        row = runlog.insert_event(self.db, run.key, seq, data)
+        if row is None:  # NOTE: ended by another process that took this one for gone
+            run.refuse()
+            run.stop_generation("lost")
+            return None
+        self.bus.publish(run.key, Logged(row, run.last_row, Frame(seq, data)))
+        run.last_row = row
         event = run.record(seq, data, event)
         if isinstance(event, DoneEvent):
             runlog.set_stop_reason(self.db, run.meta.message_id, event.stop_reason)
@@ -166,7 +181,26 @@ class RunRegistry:
                     await run.stopped.wait()
             except TimeoutError:
                 pass
+        elif self.bus.spans_processes and self.persisted_status(user_id, run_id) == "running":
+            self.bus.request_cancel(user_id, run_id)
+            await self._wait_persisted_end(user_id, run_id)
         return self.persisted_status(user_id, run_id)
+
+    async def _wait_persisted_end(self, user_id: str, run_id: str) -> None:
+        """Wait (at most ``cancel_wait_s``) until another process persisted the run's end."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self.config.cancel_wait_s):
+                while self.persisted_status(user_id, run_id) == "running":
+                    await asyncio.sleep(CANCEL_POLL_S)
+
+    def on_cancel_sent(self, user_id: str, run_id: str) -> None:
+        """A cancel sent by some process: stop the run if it is generated here, else keep it
+        for a stream request still on its way here."""
+        run = self.find(user_id, run_id)
+        if run is None:
+            self.note_early_cancel(user_id, run_id, send=False)
+        elif run.generating:
+            run.stop_generation("user")
 
     def persisted_status(self, user_id: str, run_id: str) -> ServerRunStatus | None:
         row = runlog.run_row(self.db, user_id, run_id)
@@ -181,7 +215,10 @@ class RunRegistry:
 
     def check_room(self, user_id: str, limit: int) -> None:
         """429 ``too_many_runs`` when the user already has ``limit`` runs going."""
-        going = sum(1 for run in self.live.values() if run.meta.user_id == user_id)
+        if self.bus.spans_processes:  # NOTE: the user's runs on every process
+            going = runlog.running_count(self.db, user_id)
+        else:
+            going = sum(1 for run in self.live.values() if run.meta.user_id == user_id)
         if going >= limit:
             raise ApiError(
                 429,
@@ -190,11 +227,14 @@ class RunRegistry:
                 {"Retry-After": "5"},
             )
 
-    def note_early_cancel(self, user_id: str, run_id: str) -> None:
-        """Remember a cancel for a run not created yet (its stream request is in flight).
+    def note_early_cancel(self, user_id: str, run_id: str, send: bool = True) -> None:
+        """Remember a cancel for a run not created yet (its stream request is in flight); with
+        ``send``, other processes are told too (the request may land on one of them).
 
         # NOTE: bounded in size and age, O(1) per call: the oldest notes go first.
         """
+        if send:
+            self.bus.request_cancel(user_id, run_id)
         notes, stamp = self._early_cancels, time.monotonic()
         notes.pop((user_id, run_id), None)
         notes[(user_id, run_id)] = stamp
@@ -231,7 +271,9 @@ class RunRegistry:
     def _on_task_done(self, run: LiveRun, body: Body, endings: Endings) -> None:
         body.close()  # NOTE: a task cancelled before its first step never awaited its body.
         if run.running:  # stopped (possibly before its first step)
-            if run.stop_cause == "shutdown":
+            if run.stop_cause == "lost":
+                self._take_ending(run)
+            elif run.stop_cause == "shutdown":
                 self.emit(run, _shutdown_event())
                 self.finish(run, "interrupted", "server_shutdown")
             else:
@@ -241,6 +283,7 @@ class RunRegistry:
                 self.finish(run, "cancelled", cause)
         run.close()
         self.live.pop(run.key, None)
+        self.bus.release(run.key, run.status)
         log.info(
             "run end run=%s user=%s status=%s events=%d duration=%.3fs",
             run.run_id,
@@ -250,19 +293,38 @@ class RunRegistry:
             now() - run.trace.started_at,
         )
 
+    def _take_ending(self, run: LiveRun) -> None:
+        """Read the end another process logged for this run, for this process's readers."""
+        for _row, frame in runlog.load_rows(self.db, run.key, run.last_row):
+            run.record(frame.seq, frame.data, None)
+        row = runlog.run_row(self.db, run.meta.user_id, run.run_id)
+        run.end(row["status"] if row is not None else "interrupted")
+
     def _flush(self, run: LiveRun) -> None:
         if run.take_dirty():
             runlog.save_progress(
                 self.db, run.key, run.meta.message_id, run.last_seq, run.answer.parts
             )
 
-    def _arm_orphan_timer(self, run: LiveRun) -> None:
+    def _arm_orphan_timer(self, run: LiveRun, delay_s: float | None = None) -> None:
         def expire() -> None:
             if run.unread and run.generating:
-                log.info("run orphaned run=%s after %.1fs", run.run_id, self.config.orphan_s)
-                run.stop_generation("orphaned")
+                check = asyncio.get_running_loop().create_task(self._orphan_unless_read(run))
+                self._orphan_checks.add(check)
+                check.add_done_callback(self._orphan_checks.discard)
 
-        run.arm_orphan_timer(self.config.orphan_s, expire)
+        run.arm_orphan_timer(self.config.orphan_s if delay_s is None else delay_s, expire)
+
+    async def _orphan_unless_read(self, run: LiveRun) -> None:
+        """Stop a run nobody read for ``orphan_s`` seconds, here or in another process."""
+        read_at = await self.bus.last_read_at(run.key)
+        if not (run.unread and run.generating):
+            return
+        if read_at is not None and now() - read_at < self.config.orphan_s:
+            self._arm_orphan_timer(run, self.config.orphan_s - (now() - read_at))
+            return
+        log.info("run orphaned run=%s after %.1fs", run.run_id, self.config.orphan_s)
+        run.stop_generation("orphaned")
 
     def _keep_trace(self, trace: RunTrace) -> None:
         self.traces[trace.run_id] = trace

@@ -65,6 +65,12 @@ def test_arguments_map_to_config(tmp_path: Path) -> None:
     assert parse_args([]).test_hooks is False, "test hooks are off by default"
 
 
+def test_redis_url_and_lease_map_to_config() -> None:
+    config = parse_args(["--redis-url", "redis://127.0.0.1:6390/2", "--lease-s", "2.5"])
+    assert (config.redis_url, config.lease_s) == ("redis://127.0.0.1:6390/2", 2.5)
+    assert parse_args([]).redis_url is None, "one process, runs in memory, by default"
+
+
 async def test_server_process_streams_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
     port, access_log = free_port(), tmp_path / "access.log"
     process = await asyncio.create_subprocess_exec(
@@ -116,6 +122,8 @@ async def test_server_process_streams_and_stops_cleanly_on_ctrl_c(tmp_path: Path
         pytest.param(
             ["--allowed-origin", "chat.example.org"], "must be like", id="origin-not-a-url"
         ),
+        pytest.param(["--redis-url", "127.0.0.1:6379"], "must be like", id="redis-not-a-url"),
+        pytest.param(["--lease-s", "0"], "must be positive", id="lease-not-positive"),
     ],
 )
 def test_an_unsafe_set_up_refuses_to_start(
