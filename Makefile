@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 ARGS ?=
 
-.PHONY: setup run test test-unit test-e2e lint bench dist screenshots clean
+.PHONY: setup run run-cluster test test-unit test-e2e lint bench bench-cluster dist screenshots clean
 
 $(VENV)/.runtime: requirements.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Riacho needs Python 3.11+")'
@@ -25,6 +25,12 @@ setup: $(VENV)/.runtime
 run: setup
 	$(PY) -m server --host 127.0.0.1 --port $(PORT) $(ARGS)
 
+# Redis (installed from the distribution when missing), WORKERS workers on one SQLite file and
+# a round-robin proxy on PORT; ARGS go to every worker.
+WORKERS ?= 2
+run-cluster: setup
+	$(PY) tools/cluster.py --workers $(WORKERS) --port $(PORT) -- $(ARGS)
+
 # NOTE: two pytest runs: Playwright's sync API keeps an event loop running in the main thread,
 # which the asyncio tests of the core and the server cannot share.
 test: setup $(VENV)/.dev lint
@@ -42,6 +48,9 @@ test-e2e: setup $(VENV)/.dev
 bench: setup $(VENV)/.dev
 	$(PY) tools/bench_sse.py
 	@CHROMIUM_PATH="$$($(PY) tools/chromium.py)" && export CHROMIUM_PATH && $(PY) tools/bench/browser.py
+
+bench-cluster: setup $(VENV)/.dev
+	$(PY) tools/bench/cluster.py
 
 screenshots: setup $(VENV)/.dev
 	@CHROMIUM_PATH="$$($(PY) tools/chromium.py)" && export CHROMIUM_PATH && $(PY) tools/screenshots.py
