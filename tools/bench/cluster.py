@@ -55,7 +55,8 @@ async def one_answer(base: str, index: int, started: float) -> Stream:
     """Sign in anonymously at ``base``, send one prompt, read the answer to its end."""
     # NOTE: unsafe: keep the session cookie of an IP-address host (127.0.0.1).
     jar = CookieJar(unsafe=True)
-    async with ClientSession(timeout=ClientTimeout(total=STREAM_TIMEOUT_S), cookie_jar=jar) as client:
+    timeout = ClientTimeout(total=STREAM_TIMEOUT_S)
+    async with ClientSession(timeout=timeout, cookie_jar=jar) as client:
         async with client.get(base + "/api/session") as response:
             if response.status != 200:
                 return _failed(started, f"session: HTTP {response.status}")
