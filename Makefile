@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 ARGS ?=
 
-.PHONY: setup run run-cluster test test-unit test-e2e lint bench bench-cluster dist screenshots clean
+.PHONY: setup run run-cluster test test-unit test-e2e test-e2e-cluster lint bench bench-cluster dist screenshots clean
 
 $(VENV)/.runtime: requirements.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Riacho needs Python 3.11+")'
@@ -32,18 +32,26 @@ run-cluster: setup
 	$(PY) tools/cluster.py --workers $(WORKERS) --port $(PORT) -- $(ARGS)
 
 # NOTE: two pytest runs: Playwright's sync API keeps an event loop running in the main thread,
-# which the asyncio tests of the core and the server cannot share.
+# which the asyncio tests of the core and the server cannot share. The end-to-end suite runs
+# twice: against one process, then against a cluster (redis + 2 workers + the proxy).
 test: setup $(VENV)/.dev lint
 	$(PY) -m pytest tests/unit tests/server
 	@CHROMIUM_PATH="$$($(PY) tools/chromium.py)" && export CHROMIUM_PATH && \
 	  echo "test: end-to-end with $$CHROMIUM_PATH" && \
-	  $(PY) -m pytest tests/e2e
+	  $(PY) -m pytest tests/e2e && \
+	  echo "test: end-to-end again against a cluster (RIACHO_E2E_CLUSTER=1)" && \
+	  RIACHO_E2E_CLUSTER=1 $(PY) -m pytest tests/e2e
 
 test-unit: setup $(VENV)/.dev
 	$(PY) -m pytest tests/unit tests/server
 
 test-e2e: setup $(VENV)/.dev
 	@CHROMIUM_PATH="$$($(PY) tools/chromium.py)" && export CHROMIUM_PATH && $(PY) -m pytest tests/e2e
+
+# The end-to-end suite against redis + 2 workers on one SQLite file + the proxy (tools/cluster.py).
+test-e2e-cluster: setup $(VENV)/.dev
+	@CHROMIUM_PATH="$$($(PY) tools/chromium.py)" && export CHROMIUM_PATH && \
+	  RIACHO_E2E_CLUSTER=1 $(PY) -m pytest tests/e2e
 
 bench: setup $(VENV)/.dev
 	$(PY) tools/bench_sse.py

@@ -20,7 +20,7 @@ from server.runs.bus import LocalBus, RunBus
 from server.runs.redis_bus import RedisBus
 from server.runs.registry import RunRegistry
 from server.runs.remote import watch_owners
-from server.scenarios.steps import ScenarioQueue
+from server.scenarios.hooks import make_hooks
 from server.security import add_security_headers, security_middleware
 from server.services import SERVICES, Services
 from server.static import add_static_routes
@@ -53,6 +53,8 @@ def _recover(svc: Services) -> asyncio.Task[None] | None:
 def _lifecycle(svc: Services) -> Callable[[web.Application], AsyncIterator[None]]:
     async def lifecycle(_app: web.Application) -> AsyncIterator[None]:
         await svc.runs.bus.start(svc.runs.on_cancel_sent)
+        if svc.hooks is not None:
+            await svc.hooks.start()
         loop = asyncio.get_running_loop()
         background = [loop.create_task(_sweep(svc)), _recover(svc)]
         yield
@@ -62,6 +64,8 @@ def _lifecycle(svc: Services) -> Callable[[web.Application], AsyncIterator[None]
                 await task
         await svc.runs.shutdown()
         await svc.runs.bus.aclose()
+        if svc.hooks is not None:
+            await svc.hooks.aclose()
         await svc.catalog.aclose()
         svc.db.close()
 
@@ -90,7 +94,8 @@ def create_app(config: Config) -> web.Application:
     add_static_routes(app, config.static_root)
     db = Database(config.db_path)
     runs = RunRegistry(db, config, _bus(config))
-    svc = Services(config, db, runs, ScenarioQueue(), Catalog(config.providers))
+    hooks = make_hooks(config.redis_url, runs) if config.test_hooks else None
+    svc = Services(config, db, runs, Catalog(config.providers), hooks)
     app[SERVICES] = svc
     app.cleanup_ctx.append(_lifecycle(svc))
     return app

@@ -142,6 +142,17 @@ def make_proxy(upstreams: Sequence[str]) -> web.Application:
     return app
 
 
+def run_proxy(upstreams: Sequence[str], host: str, port: int) -> None:
+    """Serve the proxy until interrupted.
+
+    # NOTE: ``handler_cancellation``: a client that goes away cancels its ``forward``, which
+    # closes the upstream request at once. Without it (``run_app``'s default) the proxy notices
+    # only at the worker's next write, so a worker holding a silent stream never learns that its
+    # reader left (aiohttp's TestServer turns it on, so only a real run shows the difference).
+    """
+    web.run_app(make_proxy(upstreams), host=host, port=port, print=None, handler_cancellation=True)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m server.proxy", description=__doc__)
     parser.add_argument("--host", default="127.0.0.1")
@@ -150,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     print(json.dumps({"proxy": f"http://{args.host}:{args.port}", "upstreams": args.upstream}))
-    web.run_app(make_proxy(args.upstream), host=args.host, port=args.port, print=None)
+    run_proxy(args.upstream, args.host, args.port)
 
 
 if __name__ == "__main__":

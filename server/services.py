@@ -10,18 +10,19 @@ from server.catalog import Catalog
 from server.config import Config
 from server.db import Database
 from server.runs.registry import RunRegistry
-from server.scenarios.steps import ScenarioQueue
+from server.scenarios.hooks import TestHooks
 
 
 @dataclass(slots=True)
 class Services:
-    """Configuration, database, run registry, the models offered and the test scenario queue."""
+    """Configuration, database, run registry, the models offered and (with ``--test-hooks``)
+    the test hooks' state."""
 
     config: Config
     db: Database
     runs: RunRegistry
-    scenarios: ScenarioQueue
     catalog: Catalog
+    hooks: TestHooks | None = None
 
 
 SERVICES = web.AppKey("services", Services)

@@ -24,10 +24,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
-from aiohttp import web  # noqa: E402
 from redis_server import ensure_redis_server  # noqa: E402
 
-from server.proxy import make_proxy  # noqa: E402
+from server.proxy import run_proxy  # noqa: E402
 
 START_TIMEOUT_S = 30.0
 
@@ -119,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         ]
         print(f"cluster: {redis_url}; workers {', '.join(workers)}; logs in {workdir}")
         print(f"cluster: open http://127.0.0.1:{args.port}/ (Ctrl-C stops everything)")
-        web.run_app(make_proxy(workers), host="127.0.0.1", port=args.port, print=None)
+        run_proxy(workers, "127.0.0.1", args.port)
     return 0
 
 

@@ -55,7 +55,7 @@ async def respond_stream(request: web.Request) -> web.StreamResponse:
     run_id = body.run_id or request.headers.get("X-Run-Id") or new_id("run")
     turn = check_turn(svc.db, svc.catalog, svc.config.limits, user_id, body, run_id)
     svc.runs.check_room(user_id, svc.config.limits.runs_per_user)
-    steps = svc.scenarios.take(body.chat_id) if svc.config.test_hooks else None
+    steps = await svc.hooks.take(body.chat_id) if svc.hooks is not None else None
     if steps is not None:
         return await stream_scenario(request, svc, turn, steps)
     if isinstance(turn.model, ProviderModel):

@@ -6,18 +6,25 @@ from aiohttp import web
 
 from server.errors import ApiError
 from server.jsonio import answer, read_json_body
+from server.scenarios.hooks import TestHooks
 from server.scenarios.steps import StepError, parse_scenario
-from server.services import services
+from server.services import Services, services
+
+
+def _hooks(svc: Services) -> TestHooks:
+    assert svc.hooks is not None  # NOTE: these routes exist only with --test-hooks
+    return svc.hooks
 
 
 async def queue_scenario(request: web.Request) -> web.Response:
     """``POST /__test__/scenarios`` ``{"chatId"?, "steps": [...]}``."""
+    svc = services(request)
     try:
-        limit = services(request).config.limits.scenario_max_bytes
-        scenario = parse_scenario(await read_json_body(request, max_bytes=limit))
+        body = await read_json_body(request, max_bytes=svc.config.limits.scenario_max_bytes)
+        scenario = parse_scenario(body)
     except StepError as exc:
         raise ApiError(400, "invalid_body", str(exc)) from exc
-    waiting = services(request).scenarios.push(scenario.chat_id, scenario.steps)
+    waiting = await _hooks(svc).push(scenario.chat_id, body)
     return answer(
         {
             "queued": True,
@@ -30,18 +37,17 @@ async def queue_scenario(request: web.Request) -> web.Response:
 
 async def run_trace(request: web.Request) -> web.Response:
     """``GET /__test__/runs/{runId}``: what the server saw of a run."""
-    trace = services(request).runs.traces.get(request.match_info["run_id"])
+    trace = await _hooks(services(request)).trace(request.match_info["run_id"])
     if trace is None:
         raise ApiError(404, "run_not_found", "no trace for this run")
-    return answer(trace.to_json())
+    return answer(trace)
 
 
 async def reset(request: web.Request) -> web.Response:
-    """``POST /__test__/reset``: cancel live runs, forget scenarios, wipe the database."""
+    """``POST /__test__/reset``: cancel live runs, forget scenarios and traces (in every worker
+    of the deployment), wipe the database."""
     svc = services(request)
-    await svc.runs.shutdown()
-    svc.scenarios.clear()
-    svc.runs.traces.clear()
+    await _hooks(svc).reset()
     with svc.db.transaction():
         for table in (
             "run_events",

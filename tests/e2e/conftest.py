@@ -1,5 +1,10 @@
 """End-to-end fixtures: the reference server on a free port and a guarded Chromium page.
 
+With ``RIACHO_E2E_CLUSTER=1`` every Riacho server a test starts is a small cluster instead
+(tools/cluster.py): a throwaway redis-server, two workers on one SQLite file with the same flags
+plus ``--redis-url``, and the round-robin proxy (server/proxy.py) in front, whose URL the tests
+get; any request may land on either worker.
+
 Every test gets a page that fails the test on a console error, an uncaught page error, or a
 request to anything but this machine (expected console errors, such as the browser's own
 "Failed to load resource" line for a deliberate HTTP 503, are allowed per test).
@@ -18,7 +23,7 @@ import urllib.error
 import urllib.request
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +35,7 @@ from playwright.sync_api import Error as PlaywrightError
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 import appwheel  # noqa: E402
+import cluster  # noqa: E402
 from chromium import find_chromium  # noqa: E402
 
 CHROMIUM_FLAGS = [
@@ -45,6 +51,8 @@ CHROMIUM_FLAGS = [
 ]
 LOCAL_URL = re.compile(r"^(?:https?://(?:127\.0\.0\.1|localhost)(?::\d+)?/|data:|blob:|about:)")
 BOOT_TIMEOUT_MS = 60_000
+CLUSTER = os.environ.get("RIACHO_E2E_CLUSTER") == "1"
+CLUSTER_WORKERS = 2
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -116,7 +124,21 @@ class LiveServer:
 
 @contextmanager
 def serve(workdir: Path, arguments: list[str], ready_path: str = "/") -> Iterator[LiveServer]:
-    """``python -m <arguments> --port <free port>`` from the repository, until the block ends."""
+    """``python -m <arguments> --port <free port>`` from the repository, until the block ends.
+
+    In cluster mode (``RIACHO_E2E_CLUSTER=1``) a Riacho server (``arguments[0] == "server"``)
+    is a cluster behind the proxy instead; other programs (the fake provider) run alone.
+    """
+    if CLUSTER and arguments[0] == "server":
+        with _serve_cluster(workdir, arguments[1:], ready_path) as server:
+            yield server
+        return
+    with _serve_one(workdir, arguments, ready_path) as server:
+        yield server
+
+
+@contextmanager
+def _serve_one(workdir: Path, arguments: list[str], ready_path: str) -> Iterator[LiveServer]:
     port = _free_port()
     log = workdir / f"{arguments[0].replace('.', '_')}-{port}.log"
     command = [sys.executable, "-m", *arguments, "--port", str(port)]
@@ -129,6 +151,33 @@ def serve(workdir: Path, arguments: list[str], ready_path: str = "/") -> Iterato
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@contextmanager
+def _serve_cluster(workdir: Path, options: list[str], ready_path: str) -> Iterator[LiveServer]:
+    """Redis, ``CLUSTER_WORKERS`` workers with ``options`` on their ``--db``, and the proxy."""
+    options, db = _take_option(options, "--db")
+    options, _host = _take_option(options, "--host")  # NOTE: workers listen on 127.0.0.1
+    if db is None:
+        raise ValueError("a cluster's workers need one --db to share")
+    with ExitStack() as stack:
+        redis_url = cluster.start_redis(stack, workdir)
+        workers = [
+            cluster.start_worker(stack, workdir, Path(db), redis_url, options)
+            for _ in range(CLUSTER_WORKERS)
+        ]
+        upstreams = [argument for url in workers for argument in ("--upstream", url)]
+        proxy = ["server.proxy", "--host", "127.0.0.1", *upstreams]
+        with _serve_one(workdir, proxy, ready_path) as server:
+            yield server
+
+
+def _take_option(options: list[str], name: str) -> tuple[list[str], str | None]:
+    """``options`` without ``name VALUE``, and that value."""
+    if name not in options:
+        return options, None
+    at = options.index(name)
+    return options[:at] + options[at + 2 :], options[at + 1]
 
 
 @pytest.fixture(scope="session")

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 from aiohttp import ClientSession, web
@@ -14,6 +16,8 @@ from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
 from server.proxy import forwarded_headers, make_proxy, returned_headers
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass
@@ -151,6 +155,36 @@ async def test_a_client_that_leaves_closes_its_worker_stream(
         await asyncio.wait_for(response.content.readuntil(b"\n\n"), timeout=5)
         response.close()  # NOTE: the browser's tab closed
     await asyncio.wait_for(pair[0].stream_closed.wait(), timeout=5)
+
+
+async def test_the_proxy_process_closes_the_worker_stream_of_a_client_that_leaves(
+    workers: Workers,
+) -> None:
+    """``python -m server.proxy``, not the TestServer (which cancels handlers of its own)."""
+    pair, upstreams = workers
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    command = ["-m", "server.proxy", "--port", str(port), "--upstream", upstreams[0]]
+    proxy = await asyncio.create_subprocess_exec(sys.executable, *command, cwd=ROOT)
+    try:
+        async with asyncio.timeout(15):
+            while True:  # NOTE: until it listens
+                try:
+                    _reader, writer = await asyncio.open_connection("127.0.0.1", port)
+                except OSError:
+                    await asyncio.sleep(0.05)
+                    continue
+                writer.close()
+                break
+        async with ClientSession() as client:
+            response = await client.get(f"http://127.0.0.1:{port}/api/stream")
+            await asyncio.wait_for(response.content.readuntil(b"\n\n"), timeout=5)
+            response.close()  # NOTE: the browser's tab closed; the worker stays silent
+        await asyncio.wait_for(pair[0].stream_closed.wait(), timeout=5)
+    finally:
+        proxy.terminate()
+        await proxy.wait()
 
 
 async def test_a_worker_that_is_down_is_skipped(workers: Workers, proxy_url: StartProxy) -> None:

@@ -206,3 +206,28 @@ async def test_a_reader_on_b_keeps_a_run_on_a_from_being_orphaned(
         await asyncio.sleep(0.05)
     assert (info["status"], info["reason"]) == ("cancelled", "orphaned")
     assert (await alice.json(a, "GET", "/__test__/runs/run_read"))["orphaned"] is True
+
+
+async def test_the_test_hooks_are_the_same_on_every_worker(
+    start_workers: StartWorkers, make_user: MakeUser
+) -> None:
+    a, b = start_workers()
+    alice = await make_user("alice", a)
+    chat_id = await alice.new_chat(a)
+    await alice.scenario(a, [*paced_text(2, 0, end=False), {"hold": True}])
+    on_b = await alice.stream(b, chat_id, "run_hooks")  # NOTE: queued on A, played by B
+    assert text_of(await read_events(on_b, 2)) == "w0 w1 "
+    trace = await alice.json(a, "GET", "/__test__/runs/run_hooks")  # NOTE: B generates it
+    assert (trace["runId"], trace["status"], trace["eventsLogged"]) == ("run_hooks", "running", 2)
+    leftover = [{"event": {"type": "text", "text": "leftover"}}, *paced_text(0, 0)]
+    await alice.scenario(b, leftover)
+    assert await alice.json(a, "POST", "/__test__/reset") == {"reset": True}
+    async with asyncio.timeout(5):  # NOTE: reset through A stopped the held run on B
+        await read_rest(on_b)
+    await alice.login(b, "alice")  # NOTE: the reset wiped the users and sessions too
+    for worker in (a, b):
+        missing = await alice.json(worker, "GET", "/__test__/runs/run_hooks", expect=404)
+        assert missing["error"]["code"] == "run_not_found"
+    after = await read_rest(await alice.stream(b, await alice.new_chat(b), "run_after"))
+    assert_valid_run_stream(after, "run_after")
+    assert "leftover" not in text_of(after)  # NOTE: the reset forgot what was queued on B
