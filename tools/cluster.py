@@ -82,6 +82,7 @@ class _running:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.process.kill()
+                self.process.wait()  # NOTE: reaped, not left a zombie
 
 
 def _wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:

@@ -79,7 +79,7 @@ def preparation(language: str) -> Iterator[None]:
     """
     if not available():
         return
-    for name in ("pygments", "pygments.formatters", "pygments.lexers", "pygments.util"):
+    for name in ("pygments", "pygments.formatters", "pygments.lexers"):
         if name not in sys.modules:
             importlib.import_module(name)
             yield
