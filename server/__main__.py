@@ -16,6 +16,7 @@ from server import users_cli
 from server.app import create_app
 from server.catalog import DEMO_MODELS
 from server.config import DEFAULT_MAX_MODEL_CALLS, REPO_ROOT, Config, Limits
+from server.db import is_postgres_url
 from server.providers.settings import (
     PROVIDER_KINDS,
     ProviderSettings,
@@ -34,7 +35,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--db",
         default=str(REPO_ROOT / ".cache" / "riacho.db"),
-        help="SQLite file (':memory:' for a throw-away database)",
+        help="SQLite file (':memory:' for a throw-away database) or postgresql://USER@HOST:PORT/DB",
     )
     p.add_argument("--test-hooks", action="store_true", help="enable the /__test__/ routes")
     p.add_argument("--keepalive-s", type=float, default=15.0)
@@ -45,7 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--access-log", help="file for the access log (default: none)")
     p.add_argument(
         "--redis-url",
-        help="redis://HOST:PORT/DB shared by several server processes on one --db file",
+        help="redis://HOST:PORT/DB shared by several server processes on one --db",
     )
     p.add_argument(
         "--lease-s",
@@ -196,7 +197,7 @@ def _access_logger(path: str | None) -> logging.Logger | None:
 
 async def serve(config: Config) -> None:
     """Serve until SIGINT/SIGTERM, then stop cleanly."""
-    if config.db_path != ":memory:":
+    if config.db_path != ":memory:" and not is_postgres_url(config.db_path):
         Path(config.db_path).parent.mkdir(parents=True, exist_ok=True)
     access = _access_logger(config.access_log)
     app = create_app(config)
@@ -242,6 +243,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(users_cli.run(arguments[1:]))
     config = parse_args(arguments)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)  # NOTE: one line each
     asyncio.run(serve(config))
 
 

@@ -12,7 +12,7 @@ from aiohttp import web
 from server.auth import auth_middleware
 from server.catalog import Catalog
 from server.config import Config
-from server.db import Database
+from server.db import open_database
 from server.errors import error_middleware
 from server.routes import add_test_routes, api_routes
 from server.runs import log as runlog
@@ -32,19 +32,19 @@ _BODY_SLACK = 1024 * 1024
 async def _sweep(svc: Services) -> None:
     """Drop expired event logs now and then."""
     while True:
-        dropped = runlog.expire_logs(svc.db, svc.config.retention_s)
+        dropped = await runlog.expire_logs(svc.db, svc.config.retention_s)
         if dropped:
             log.info("dropped the event logs of %d runs", dropped)
         await asyncio.sleep(svc.config.sweep_interval_s)
 
 
-def _recover(svc: Services) -> asyncio.Task[None] | None:
+async def _recover(svc: Services) -> asyncio.Task[None] | None:
     """Runs left ``running`` by a process that is gone become ``interrupted``: all of them at
     start when this process is alone; else those whose owner's lease expires, all along."""
     bus = svc.runs.bus
     if bus.spans_processes:
         return asyncio.get_running_loop().create_task(watch_owners(svc.runs, svc.config.lease_s))
-    recovered = runlog.recover_after_restart(svc.db)
+    recovered = await runlog.recover_after_restart(svc.db)
     if recovered:
         log.info("runs interrupted by the last shutdown: %s", ", ".join(recovered))
     return None
@@ -52,11 +52,12 @@ def _recover(svc: Services) -> asyncio.Task[None] | None:
 
 def _lifecycle(svc: Services) -> Callable[[web.Application], AsyncIterator[None]]:
     async def lifecycle(_app: web.Application) -> AsyncIterator[None]:
+        await svc.db.open()
         await svc.runs.bus.start(svc.runs.on_cancel_sent)
         if svc.hooks is not None:
             await svc.hooks.start()
         loop = asyncio.get_running_loop()
-        background = [loop.create_task(_sweep(svc)), _recover(svc)]
+        background = [loop.create_task(_sweep(svc)), await _recover(svc)]
         yield
         for task in filter(None, background):
             task.cancel()
@@ -67,7 +68,7 @@ def _lifecycle(svc: Services) -> Callable[[web.Application], AsyncIterator[None]
         if svc.hooks is not None:
             await svc.hooks.aclose()
         await svc.catalog.aclose()
-        svc.db.close()
+        await svc.db.close()
 
     return lifecycle
 
@@ -92,7 +93,7 @@ def create_app(config: Config) -> web.Application:
     if config.test_hooks:
         add_test_routes(app)
     add_static_routes(app, config.static_root)
-    db = Database(config.db_path)
+    db = open_database(config.db_path)
     runs = RunRegistry(db, config, _bus(config))
     hooks = make_hooks(config.redis_url, runs) if config.test_hooks else None
     svc = Services(config, db, runs, Catalog(config.providers), hooks)

@@ -58,44 +58,44 @@ def hash_password(password: str) -> str:
     return _HASHER.hash(password)
 
 
-def find_user(db: Database, name: str) -> tuple[str, str | None] | None:
+async def find_user(db: Database, name: str) -> tuple[str, str | None] | None:
     """(id, password hash) of the user named ``name``."""
-    row = db.one("SELECT id, password_hash FROM users WHERE name = ?", (name,))
+    row = await db.one("SELECT id, password_hash FROM users WHERE name = ?", (name,))
     return (str(row["id"]), row["password_hash"]) if row else None
 
 
-def ensure_user(db: Database, name: str, password_hash: str | None = None) -> str:
+async def ensure_user(db: Database, name: str, password_hash: str | None = None) -> str:
     """The id of the user named ``name``, created if missing."""
-    found = find_user(db, name)
+    found = await find_user(db, name)
     if found is not None:
         return found[0]
     user_id = new_id("usr")
-    db.insert(
+    await db.insert(
         "users",
         {"id": user_id, "name": name, "created_at": now(), "password_hash": password_hash},
     )
     return user_id
 
 
-def _user_of_token(db: Database, token: str | None) -> tuple[str, str] | None:
+async def _user_of_token(db: Database, token: str | None) -> tuple[str, str] | None:
     if not token:
         return None
-    row = db.one(
+    row = await db.one(
         "SELECT u.id, u.name FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token = ?",
         (token,),
     )
     return (row["id"], row["name"]) if row else None
 
 
-def _open_session(db: Database, user_id: str) -> str:
+async def _open_session(db: Database, user_id: str) -> str:
     token = secrets.token_urlsafe(24)
-    db.insert("sessions", {"token": token, "user_id": user_id, "created_at": now()})
+    await db.insert("sessions", {"token": token, "user_id": user_id, "created_at": now()})
     return token
 
 
-def _drop_session(db: Database, token: str | None) -> None:
+async def _drop_session(db: Database, token: str | None) -> None:
     if token:
-        db.execute("DELETE FROM sessions WHERE token = ?", (token,))
+        await db.execute("DELETE FROM sessions WHERE token = ?", (token,))
 
 
 def _set_cookie(request: web.Request, response: web.StreamResponse, token: str) -> None:
@@ -114,20 +114,20 @@ def _set_cookie(request: web.Request, response: web.StreamResponse, token: str) 
 # --- who is asking ------------------------------------------------------------------------------
 
 
-def _proxy_user(request: web.Request) -> tuple[str, str] | None:
+async def _proxy_user(request: web.Request) -> tuple[str, str] | None:
     svc = services(request)
     name = request.headers.get(svc.config.trusted_user_header or "", "").strip()
     if not _NAME_RE.fullmatch(name):
         return None
-    return ensure_user(svc.db, name), name
+    return await ensure_user(svc.db, name), name
 
 
-def _known_user(request: web.Request) -> tuple[str, str] | None:
+async def _known_user(request: web.Request) -> tuple[str, str] | None:
     """The user a request is from (``None``: nobody yet)."""
     svc = services(request)
     if svc.config.auth == "proxy":
-        return _proxy_user(request)
-    return _user_of_token(svc.db, request.cookies.get(COOKIE_NAME))
+        return await _proxy_user(request)
+    return await _user_of_token(svc.db, request.cookies.get(COOKIE_NAME))
 
 
 def _session_info(user: tuple[str, str], mode: AuthMode, limits: Limits) -> SessionInfo:
@@ -146,15 +146,15 @@ async def get_session(request: web.Request) -> web.Response:
     wanted = request.query.get("as") if svc.config.test_hooks else None
     if wanted is not None and not _NAME_RE.fullmatch(wanted):
         raise ApiError(400, "invalid_body", "'as' must be 1-64 letters, digits, '_', '.' or '-'")
-    current = _known_user(request)
+    current = await _known_user(request)
     if current and (wanted is None or current[1] == wanted):
         return answer_payload(_session_info(current, mode, svc.config.limits))
     if wanted is None and mode != "anonymous":
         raise ApiError(401, "unauthenticated", _SIGN_IN_HINT[mode])
     name = wanted or f"anon-{secrets.token_hex(4)}"
-    user_id = ensure_user(svc.db, name)
+    user_id = await ensure_user(svc.db, name)
     response = answer_payload(_session_info((user_id, name), mode, svc.config.limits))
-    _set_cookie(request, response, _open_session(svc.db, user_id))
+    _set_cookie(request, response, await _open_session(svc.db, user_id))
     return response
 
 
@@ -174,14 +174,12 @@ async def sign_in(request: web.Request) -> web.Response:
         body = SignIn.model_validate(await read_json_body(request))
     except ValidationError as exc:
         raise ApiError(400, "invalid_body", "give a 'name' and a 'password'") from exc
-    found = find_user(svc.db, body.name)
+    found = await find_user(svc.db, body.name)
     if not _password_matches(found[1] if found else None, body.password) or found is None:
         raise ApiError(401, "invalid_credentials", "that name and password do not match")
-    _drop_session(svc.db, request.cookies.get(COOKIE_NAME))  # NOTE: rotated at sign-in
-    response = answer_payload(
-        _session_info((found[0], body.name), "password", svc.config.limits)
-    )
-    _set_cookie(request, response, _open_session(svc.db, found[0]))
+    await _drop_session(svc.db, request.cookies.get(COOKIE_NAME))  # NOTE: rotated at sign-in
+    response = answer_payload(_session_info((found[0], body.name), "password", svc.config.limits))
+    _set_cookie(request, response, await _open_session(svc.db, found[0]))
     return response
 
 
@@ -194,7 +192,7 @@ def _password_matches(stored: str | None, password: str) -> bool:
 
 async def sign_out(request: web.Request) -> web.Response:
     """``POST /api/session/sign-out``: the session ends (its cookie is cleared)."""
-    _drop_session(services(request).db, request.cookies.get(COOKIE_NAME))
+    await _drop_session(services(request).db, request.cookies.get(COOKIE_NAME))
     response = web.Response(status=204)
     response.del_cookie(COOKIE_NAME, path="/")
     return response
@@ -205,7 +203,7 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
     """Resolve who asks for ``/api`` and ``/__test__`` routes; 401 ``unauthenticated``."""
     guarded = request.path.startswith(("/api/", "/__test__/")) and request.method != "OPTIONS"
     if guarded and request.path not in _PUBLIC:
-        user = _known_user(request)
+        user = await _known_user(request)
         if user is None:
             raise ApiError(401, "unauthenticated", "no session: call GET /api/session first")
         request[USER_KEY] = user[0]

@@ -29,22 +29,22 @@ async def compact_with_model(
     """Ask the model for a summary and store it; the usage before and after (raises
     ``ProviderFailure`` when the model cannot answer: nothing changes then)."""
     window = model.context_window
-    before = model_usage(db, chat_id) or ContextUsage(0, window)
-    history = chat_history(db, chat_id, None, structured_tools=False)
+    before = await model_usage(db, chat_id) or ContextUsage(0, window)
+    history = await chat_history(db, chat_id, None, structured_tools=False)
     if not history:
         return before, before
     summary = await _summary(model, history)
     stamp = now()
-    with db.transaction():
-        db.execute(
+    async with db.transaction():
+        await db.execute(
             "INSERT INTO chat_summaries (chat_id, text, created_at) VALUES (?, ?, ?)"
             " ON CONFLICT(chat_id) DO UPDATE SET text = excluded.text,"
             " created_at = excluded.created_at",
             (chat_id, summary, stamp),
         )
-        db.execute("UPDATE chats SET compacted_at = ? WHERE id = ?", (stamp, chat_id))
+        await db.execute("UPDATE chats SET compacted_at = ? WHERE id = ?", (stamp, chat_id))
     after = ContextUsage(estimate_tokens(summary), window)
-    save_model_usage(db, chat_id, after.used_tokens, after.max_tokens)
+    await save_model_usage(db, chat_id, after.used_tokens, after.max_tokens)
     return before, after
 
 

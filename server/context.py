@@ -56,13 +56,13 @@ def estimate_tokens(text: str) -> int:
     return max(math.ceil(len(text) / 4), len(text.split()))
 
 
-def chat_usage(db: Database, chat_id: str, max_tokens: int) -> ContextUsage:
+async def chat_usage(db: Database, chat_id: str, max_tokens: int) -> ContextUsage:
     """Tokens of the chat's live context: its summary plus messages after the last compaction."""
-    chat = db.one("SELECT compacted_at, summary_tokens FROM chats WHERE id = ?", (chat_id,))
+    chat = await db.one("SELECT compacted_at, summary_tokens FROM chats WHERE id = ?", (chat_id,))
     if chat is None:
         return ContextUsage(0, max_tokens)
     since = chat["compacted_at"] or 0.0
-    rows = db.all(
+    rows = await db.all(
         "SELECT content FROM messages WHERE chat_id = ? AND created_at > ?"
         " AND (role = 'user' OR status = 'completed')",
         (chat_id, since),
@@ -71,9 +71,9 @@ def chat_usage(db: Database, chat_id: str, max_tokens: int) -> ContextUsage:
     return ContextUsage(used, max_tokens)
 
 
-def save_model_usage(db: Database, chat_id: str, used_tokens: int, max_tokens: int) -> None:
+async def save_model_usage(db: Database, chat_id: str, used_tokens: int, max_tokens: int) -> None:
     """Remember the usage a real model reported for a chat's last turn."""
-    db.execute(
+    await db.execute(
         "INSERT INTO chat_model_usage (chat_id, used_tokens, max_tokens, updated_at)"
         " VALUES (?, ?, ?, ?) ON CONFLICT(chat_id) DO UPDATE SET"
         " used_tokens = excluded.used_tokens, max_tokens = excluded.max_tokens,"
@@ -82,20 +82,20 @@ def save_model_usage(db: Database, chat_id: str, used_tokens: int, max_tokens: i
     )
 
 
-def model_usage(db: Database, chat_id: str) -> ContextUsage | None:
+async def model_usage(db: Database, chat_id: str) -> ContextUsage | None:
     """The usage a real model last reported for the chat, if any."""
-    row = db.one(
+    row = await db.one(
         "SELECT used_tokens, max_tokens FROM chat_model_usage WHERE chat_id = ?", (chat_id,)
     )
     return ContextUsage(int(row["used_tokens"]), int(row["max_tokens"])) if row else None
 
 
-def compact(db: Database, chat_id: str, max_tokens: int) -> tuple[ContextUsage, ContextUsage]:
+async def compact(db: Database, chat_id: str, max_tokens: int) -> tuple[ContextUsage, ContextUsage]:
     """Replace the chat's context by a summary; returns the usage before and after."""
-    before = chat_usage(db, chat_id, max_tokens)
+    before = await chat_usage(db, chat_id, max_tokens)
     summary = max(1, int(before.used_tokens * SUMMARY_SHARE)) if before.used_tokens else 0
-    db.execute(
+    await db.execute(
         "UPDATE chats SET compacted_at = ?, summary_tokens = ? WHERE id = ?",
         (now(), summary, chat_id),
     )
-    return before, chat_usage(db, chat_id, max_tokens)
+    return before, await chat_usage(db, chat_id, max_tokens)

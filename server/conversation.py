@@ -39,39 +39,40 @@ IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 JsonObject = dict[str, Any]
 
 
-def chat_history(
+async def chat_history(
     db: Database, chat_id: str, before_user_message: str | None, structured_tools: bool
 ) -> list[Message]:
     """The turns on the branch that leads to ``before_user_message`` (when ``None``: to the
     chat's newest answer), oldest first."""
     rows = {
-        row["id"]: row for row in db.all("SELECT * FROM messages WHERE chat_id = ?", (chat_id,))
+        row["id"]: row
+        for row in await db.all("SELECT * FROM messages WHERE chat_id = ?", (chat_id,))
     }
-    summary = db.one(
+    summary = await db.one(
         "SELECT s.text, c.compacted_at FROM chat_summaries s JOIN chats c ON c.id = s.chat_id"
         " WHERE s.chat_id = ?",
         (chat_id,),
     )
     messages: list[Message] = []
-    turns = _branch(db, rows, chat_id, before_user_message)
+    turns = await _branch(db, rows, chat_id, before_user_message)
     if summary is not None:
         messages.append(UserMessage(f"{SUMMARY_INTRO}\n{summary['text']}"))
         turns = [
             (user, answer) for user, answer in turns if user["created_at"] > summary["compacted_at"]
         ]
     for user, answer in turns:
-        messages.append(user_message(db, user["content"], json.loads(user["attachments"])))
+        messages.append(await user_message(db, user["content"], json.loads(user["attachments"])))
         parts = parts_from_json(json.loads(answer["parts"]))
         messages += assistant_messages(parts, structured_tools)
     return merge_user_runs(messages)
 
 
-def _branch(
+async def _branch(
     db: Database, rows: dict[str, Row], chat_id: str, before_user_message: str | None
 ) -> list[tuple[Row, Row]]:
     """(user message, the answer that follows it) pairs up the tree from where a prompt goes."""
     if before_user_message is None:
-        newest = db.one(
+        newest = await db.one(
             "SELECT id FROM messages WHERE chat_id = ? AND role = 'assistant'"
             " ORDER BY rowid DESC LIMIT 1",
             (chat_id,),
@@ -92,13 +93,13 @@ def _branch(
     return turns[::-1]
 
 
-def user_message(db: Database, prompt: str, attachments: Iterable[JsonObject]) -> UserMessage:
+async def user_message(db: Database, prompt: str, attachments: Iterable[JsonObject]) -> UserMessage:
     """The prompt with its attachments: text inlined, images attached, the rest named."""
     notes: list[str] = []
     images: list[ImageInput] = []
     for attachment in attachments:
         name, mime = str(attachment.get("name", "file")), str(attachment.get("mimeType", ""))
-        data = _attachment_data(db, str(attachment.get("attachmentId", "")))
+        data = await _attachment_data(db, str(attachment.get("attachmentId", "")))
         if data is None:
             notes.append(_tag(name, mime, "the file is no longer available"))
         elif mime in TEXT_TYPES:
@@ -111,8 +112,8 @@ def user_message(db: Database, prompt: str, attachments: Iterable[JsonObject]) -
     return UserMessage(text, tuple(images))
 
 
-def _attachment_data(db: Database, attachment_id: str) -> bytes | None:
-    row = db.one(
+async def _attachment_data(db: Database, attachment_id: str) -> bytes | None:
+    row = await db.one(
         "SELECT data FROM attachments WHERE id = ? AND expires_at > ?", (attachment_id, now())
     )
     return bytes(row["data"]) if row is not None else None

@@ -1,86 +1,45 @@
-"""SQLite access: one connection, the schema, and small typed helpers.
+"""The database: SQLite (the default, one file) or PostgreSQL (``--db postgresql://…``).
 
-# NOTE: calls are short and run on the event loop thread. WAL with synchronous=NORMAL keeps a
-# commit per event cheap, and autocommit mode makes every single statement durable at once.
-# Several server processes may share one file (``--redis-url``): WAL lets readers run beside
-# the one writer, and a writer that finds the file locked waits up to ``BUSY_TIMEOUT_MS``.
+Both engines sit behind one async interface (:class:`Database`) and take the same SQL: ``?``
+placeholders, which the PostgreSQL side numbers (``$1``…) for asyncpg. The schema and its
+changes are Alembic revisions (``server/migrations``) that run on both engines at start.
+
+# NOTE: SQLite calls are short and run on the event loop thread, as they always did: its
+# methods never suspend, so a transaction is never interleaved with another task's statements.
+# WAL with synchronous=NORMAL keeps a commit per event cheap, and autocommit mode makes every
+# single statement durable at once. Several processes may share one file (``--redis-url``):
+# a writer that finds it locked waits up to ``BUSY_TIMEOUT_MS``.
 """
 
 from __future__ import annotations
 
+import contextvars
+import re
 import secrets
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import UTC, datetime
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    import asyncpg
 
 SqlValue = str | int | float | bytes | None
+Dialect = Literal["sqlite", "postgresql"]
 BUSY_TIMEOUT_MS = 5000
-Row = sqlite3.Row
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS users (
-    id TEXT PRIMARY KEY, name TEXT UNIQUE NOT NULL, created_at REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS sessions (
-    token TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users(id), created_at REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS chats (
-    id TEXT PRIMARY KEY, user_id TEXT NOT NULL, title TEXT NOT NULL,
-    created_at REAL NOT NULL, updated_at REAL NOT NULL, last_model_id TEXT,
-    compacted_at REAL, summary_tokens INTEGER NOT NULL DEFAULT 0);
-CREATE INDEX IF NOT EXISTS chats_user ON chats(user_id, updated_at);
-CREATE TABLE IF NOT EXISTS messages (
-    id TEXT PRIMARY KEY, chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
-    role TEXT NOT NULL, content TEXT NOT NULL DEFAULT '', attachments TEXT NOT NULL DEFAULT '[]',
-    reply_to TEXT, run_id TEXT, attempt INTEGER, status TEXT, stop_reason TEXT,
-    parts TEXT NOT NULL DEFAULT '[]', model_id TEXT,
-    created_at REAL NOT NULL, updated_at REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS messages_chat ON messages(chat_id);
-CREATE INDEX IF NOT EXISTS messages_run ON messages(run_id);
-CREATE TABLE IF NOT EXISTS runs (
-    id TEXT PRIMARY KEY, user_id TEXT NOT NULL, chat_id TEXT NOT NULL,
-    message_id TEXT NOT NULL, user_message_id TEXT NOT NULL, attempt INTEGER NOT NULL,
-    kind TEXT NOT NULL, status TEXT NOT NULL, last_seq INTEGER NOT NULL DEFAULT 0,
-    error TEXT, created_at REAL NOT NULL, ended_at REAL,
-    events_expired INTEGER NOT NULL DEFAULT 0);
-CREATE INDEX IF NOT EXISTS runs_chat ON runs(chat_id);
-CREATE TABLE IF NOT EXISTS run_events (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, seq INTEGER,
-    data TEXT NOT NULL, created_at REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS run_events_run ON run_events(run_id, id);
-CREATE TABLE IF NOT EXISTS chat_model_usage (
-    chat_id TEXT PRIMARY KEY REFERENCES chats(id) ON DELETE CASCADE,
-    used_tokens INTEGER NOT NULL, max_tokens INTEGER NOT NULL, updated_at REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS chat_summaries (
-    chat_id TEXT PRIMARY KEY REFERENCES chats(id) ON DELETE CASCADE,
-    text TEXT NOT NULL, created_at REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS attachments (
-    id TEXT PRIMARY KEY, user_id TEXT NOT NULL, name TEXT NOT NULL, size INTEGER NOT NULL,
-    mime_type TEXT NOT NULL, data BLOB NOT NULL, created_at REAL NOT NULL,
-    expires_at REAL NOT NULL);
-"""
+POOL_MAX = 20
 
 
-# NOTE: appended to, never edited: a database at version N runs the steps after N on start.
-MIGRATIONS: tuple[str, ...] = (
-    "ALTER TABLE users ADD COLUMN password_hash TEXT",
-    "ALTER TABLE runs ADD COLUMN reason TEXT",
-    # NOTE: runs are keyed per user (server.runs.log.run_key), events follow their run.
-    "UPDATE run_events SET run_id = (SELECT r.user_id || '/' || r.id FROM runs r"
-    " WHERE r.id = run_events.run_id) WHERE run_id IN (SELECT id FROM runs)",
-    "UPDATE runs SET id = user_id || '/' || id WHERE instr(id, '/') = 0",
-    # NOTE: messages form a tree (edits branch): a user message follows the answer shown
-    # before it, which in a chat stored before branches is the latest attempt of the prompt
-    # before it.
-    "UPDATE messages SET reply_to = (SELECT a.id FROM messages a WHERE a.chat_id ="
-    " messages.chat_id AND a.role = 'assistant' AND a.reply_to = (SELECT p.id FROM messages p"
-    " WHERE p.chat_id = messages.chat_id AND p.role = 'user' AND p.rowid < messages.rowid"
-    " ORDER BY p.rowid DESC LIMIT 1) ORDER BY a.attempt DESC, a.rowid DESC LIMIT 1)"
-    " WHERE role = 'user' AND reply_to IS NULL",
-    "CREATE INDEX IF NOT EXISTS messages_parent ON messages(reply_to)",
-    # NOTE: every process looks for running runs (lost owners, per-user limits) now and then.
-    "CREATE INDEX IF NOT EXISTS runs_status ON runs(status, user_id)",
-)
+class Row(Protocol):
+    """A result row: columns by name (``row["id"]``) or position; ``dict(row)`` works."""
+
+    def __getitem__(self, key: str, /) -> Any: ...
+
+    def keys(self) -> Iterable[str]: ...
 
 
 def new_id(prefix: str) -> str:
@@ -99,8 +58,60 @@ def iso(ts: float) -> str:
     return text.replace("+00:00", "Z")
 
 
-class Database:
+def is_postgres_url(target: str) -> bool:
+    return target.startswith(("postgresql://", "postgres://"))
+
+
+class Database(ABC):
+    """One database: statements, single-row and all-row reads, transactions."""
+
+    dialect: Dialect
+    #: appended to a ``SELECT`` that reads a row the transaction then changes (PostgreSQL
+    #: locks it; SQLite's write transaction already holds the whole file)
+    for_update: str = ""
+    #: the same for a row read only to decide whether to write elsewhere
+    for_share: str = ""
+
+    @abstractmethod
+    async def open(self) -> None:
+        """Connect and bring the schema up to date."""
+
+    @abstractmethod
+    async def close(self) -> None: ...
+
+    @abstractmethod
+    async def execute(self, sql: str, params: Sequence[SqlValue] = ()) -> int:
+        """Run one statement; returns the number of changed rows."""
+
+    @abstractmethod
+    async def one(self, sql: str, params: Sequence[SqlValue] = ()) -> Row | None: ...
+
+    @abstractmethod
+    async def all(self, sql: str, params: Sequence[SqlValue] = ()) -> list[Row]: ...
+
+    @abstractmethod
+    def transaction(self) -> AbstractAsyncContextManager[None]:
+        """Several statements as one atomic unit (``async with db.transaction():``)."""
+
+    async def insert(self, table: str, values: Mapping[str, SqlValue]) -> None:
+        """Insert one row; ``table`` and the column names come from code, never from input."""
+        names, marks = ", ".join(values), ", ".join("?" * len(values))
+        await self.execute(
+            f"INSERT INTO {table} ({names}) VALUES ({marks})", tuple(values.values())
+        )
+
+
+def open_database(target: str) -> Database:
+    """The database named by ``--db``: a PostgreSQL URL, else a SQLite path (or ``:memory:``)."""
+    if is_postgres_url(target):
+        return PostgresDatabase(target)
+    return SqliteDatabase(target)
+
+
+class SqliteDatabase(Database):
     """One SQLite connection in autocommit mode, with the schema applied."""
+
+    dialect: Dialect = "sqlite"
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -111,48 +122,28 @@ class Database:
         if path != ":memory:":
             self.conn.execute("PRAGMA journal_mode = WAL")
             self.conn.execute("PRAGMA synchronous = NORMAL")
-        self.conn.executescript(SCHEMA)
-        self._migrate()
+        from server.migrations import upgrade_sqlite
 
-    def _migrate(self) -> None:
-        """Bring an older database up to ``MIGRATIONS`` (``PRAGMA user_version`` counts them).
+        upgrade_sqlite(self.conn)
 
-        # NOTE: the version is read inside the write transaction: two processes starting on one
-        # file together apply each step once.
-        """
-        with self.transaction():
-            version = int(self.conn.execute("PRAGMA user_version").fetchone()[0])
-            for statement in MIGRATIONS[version:]:
-                self.conn.execute(statement)
-            if version < len(MIGRATIONS):
-                self.conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
+    async def open(self) -> None:
+        """Nothing left to do: the file was opened and upgraded on construction."""
 
-    def close(self) -> None:
+    async def close(self) -> None:
         self.conn.close()
 
-    def execute(self, sql: str, params: Sequence[SqlValue] = ()) -> int:
-        """Run one statement; returns the number of changed rows."""
+    async def execute(self, sql: str, params: Sequence[SqlValue] = ()) -> int:
         return self.conn.execute(sql, params).rowcount
 
-    def last_row_id(self) -> int:
-        """The row id of the last row this connection inserted."""
-        return int(self.conn.execute("SELECT last_insert_rowid()").fetchone()[0])
-
-    def insert(self, table: str, values: Mapping[str, SqlValue]) -> None:
-        """Insert one row; ``table`` and the column names come from code, never from input."""
-        names, marks = ", ".join(values), ", ".join("?" * len(values))
-        self.conn.execute(f"INSERT INTO {table} ({names}) VALUES ({marks})", tuple(values.values()))
-
-    def one(self, sql: str, params: Sequence[SqlValue] = ()) -> Row | None:
-        row: Row | None = self.conn.execute(sql, params).fetchone()
+    async def one(self, sql: str, params: Sequence[SqlValue] = ()) -> Row | None:
+        row: sqlite3.Row | None = self.conn.execute(sql, params).fetchone()
         return row
 
-    def all(self, sql: str, params: Sequence[SqlValue] = ()) -> list[Row]:
+    async def all(self, sql: str, params: Sequence[SqlValue] = ()) -> list[Row]:
         return list(self.conn.execute(sql, params).fetchall())
 
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
-        """Several statements as one atomic unit."""
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[None]:
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield
@@ -160,3 +151,95 @@ class Database:
             self.conn.execute("ROLLBACK")
             raise
         self.conn.execute("COMMIT")
+
+
+_in_transaction: contextvars.ContextVar[asyncpg.Connection[Any] | None] = contextvars.ContextVar(
+    "riacho_pg_transaction", default=None
+)
+
+
+class PostgresDatabase(Database):
+    """A pool of asyncpg connections; a transaction holds one connection for its task."""
+
+    dialect: Dialect = "postgresql"
+    for_update = " FOR UPDATE"
+    for_share = " FOR SHARE"
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._pool: asyncpg.Pool[Any] | None = None
+
+    async def open(self) -> None:
+        import asyncpg
+
+        from server.migrations import upgrade_postgres
+
+        await upgrade_postgres(self.url)
+        self._pool = await asyncpg.create_pool(self.url, min_size=1, max_size=POOL_MAX)
+
+    @property
+    def pool(self) -> asyncpg.Pool[Any]:
+        if self._pool is None:
+            raise RuntimeError("PostgreSQL database used before open()")
+        return self._pool
+
+    async def close(self) -> None:
+        if self._pool is not None:
+            await self._pool.close()
+
+    async def execute(self, sql: str, params: Sequence[SqlValue] = ()) -> int:
+        conn = _in_transaction.get()
+        if conn is not None:
+            status = await conn.execute(numbered(sql), *params)
+        else:
+            status = await self.pool.execute(numbered(sql), *params)
+        return _changed_rows(status)
+
+    async def one(self, sql: str, params: Sequence[SqlValue] = ()) -> Row | None:
+        conn = _in_transaction.get()
+        if conn is not None:
+            row: Row | None = await conn.fetchrow(numbered(sql), *params)
+        else:
+            row = await self.pool.fetchrow(numbered(sql), *params)
+        return row
+
+    async def all(self, sql: str, params: Sequence[SqlValue] = ()) -> list[Row]:
+        conn = _in_transaction.get()
+        if conn is not None:
+            return list(await conn.fetch(numbered(sql), *params))
+        return list(await self.pool.fetch(numbered(sql), *params))
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[None]:
+        if _in_transaction.get() is not None:
+            raise RuntimeError("nested transaction")
+        async with self.pool.acquire() as conn, conn.transaction():
+            token = _in_transaction.set(conn)
+            try:
+                yield
+            finally:
+                _in_transaction.reset(token)
+
+
+_PLACEHOLDER = re.compile(r"'(?:[^']|'')*'|\?")
+
+
+@lru_cache(maxsize=512)
+def numbered(sql: str) -> str:
+    """``?`` placeholders as PostgreSQL's ``$1``, ``$2``… (none inside string literals)."""
+    count = 0
+
+    def number(match: re.Match[str]) -> str:
+        nonlocal count
+        if match.group() != "?":
+            return match.group()
+        count += 1
+        return f"${count}"
+
+    return _PLACEHOLDER.sub(number, sql)
+
+
+def _changed_rows(status: str) -> int:
+    """The row count of a command tag such as ``UPDATE 3`` or ``INSERT 0 1`` (else 0)."""
+    last = status.rsplit(" ", 1)[-1]
+    return int(last) if last.isdigit() else 0

@@ -33,15 +33,15 @@ class Turn:
     parent_id: str | None = None  # a new user message follows this assistant message
 
 
-def chat_of(db: Database, user_id: str, chat_id: str) -> Row:
+async def chat_of(db: Database, user_id: str, chat_id: str) -> Row:
     """The user's chat, or 404 ``chat_not_found``."""
-    row = db.one("SELECT * FROM chats WHERE id = ? AND user_id = ?", (chat_id, user_id))
+    row = await db.one("SELECT * FROM chats WHERE id = ? AND user_id = ?", (chat_id, user_id))
     if row is None:
         raise ApiError(404, "chat_not_found", f"chat {chat_id!r} not found")
     return row
 
 
-def check_turn(
+async def check_turn(
     db: Database,
     models: Catalog,
     limits: Limits,
@@ -51,19 +51,19 @@ def check_turn(
 ) -> Turn:
     """Every check of SPEC §4, in order; raises ``ApiError`` with the first failure."""
     _check_sizes(limits, body)
-    chat, new_chat = _chat_of_turn(db, user_id, body)
-    _check_run_id(db, user_id, run_id)
+    chat, new_chat = await _chat_of_turn(db, user_id, body)
+    await _check_run_id(db, user_id, run_id)
     parent_id = None
     if body.retry_of_run_id is not None:
-        user_message = _retried_message(db, user_id, chat["id"], body.retry_of_run_id)
+        user_message = await _retried_message(db, user_id, chat["id"], body.retry_of_run_id)
         prompt, attachments = user_message["content"], json.loads(user_message["attachments"])
     else:
         user_message = None
-        parent_id = _parent_of_prompt(db, user_id, chat["id"], body)
+        parent_id = await _parent_of_prompt(db, user_id, chat["id"], body)
         prompt = body.prompt
         if not prompt.strip() and not body.attachment_ids:
             raise ApiError(400, "empty_prompt", "the prompt is empty and there is no attachment")
-        attachments = _attachments(db, user_id, body.attachment_ids)
+        attachments = await _attachments(db, user_id, body.attachment_ids)
     model = _model(models, body.model_id or chat["last_model_id"] or models.default_id)
     previous = _previous_model(models, chat, model)
     user_message_id = user_message["id"] if user_message else new_id("msg")
@@ -73,14 +73,16 @@ def check_turn(
         chat["id"],
         new_id("msg"),
         user_message_id,
-        _next_attempt(db, user_message_id),
+        await _next_attempt(db, user_message_id),
         "model" if isinstance(model, ProviderModel) else "demo",
     )
-    first = new_chat or db.one("SELECT 1 FROM messages WHERE chat_id = ?", (chat["id"],)) is None
+    first = (
+        new_chat or await db.one("SELECT 1 FROM messages WHERE chat_id = ?", (chat["id"],)) is None
+    )
     return Turn(meta, prompt, attachments, model, previous, first, new_chat, parent_id)
 
 
-def _parent_of_prompt(
+async def _parent_of_prompt(
     db: Database, user_id: str, chat_id: str, body: RespondStreamBody
 ) -> str | None:
     """The assistant message a new prompt follows: ``afterRunId``'s answer, none with ``atTop``
@@ -90,13 +92,13 @@ def _parent_of_prompt(
             raise ApiError(400, "invalid_body", "afterRunId and atTop exclude each other")
         return None
     if body.after_run_id is None:
-        row = db.one(
+        row = await db.one(
             "SELECT id FROM messages WHERE chat_id = ? AND role = 'assistant'"
             " ORDER BY rowid DESC LIMIT 1",
             (chat_id,),
         )
         return None if row is None else str(row["id"])
-    run = run_row(db, user_id, body.after_run_id)
+    run = await run_row(db, user_id, body.after_run_id)
     if run is None or run["chat_id"] != chat_id:
         raise ApiError(
             400, "invalid_body", f"afterRunId {body.after_run_id!r} is not a run of this chat"
@@ -107,13 +109,13 @@ def _parent_of_prompt(
 _CHAT_ID_RE = re.compile(r"chat_[A-Za-z0-9_-]{8,64}")
 
 
-def _chat_of_turn(db: Database, user_id: str, body: RespondStreamBody) -> tuple[Row, bool]:
+async def _chat_of_turn(db: Database, user_id: str, body: RespondStreamBody) -> tuple[Row, bool]:
     """The turn's chat, and whether this turn makes it: a chat the page named and nobody has
     yet comes into being with its first answer (so a refused first send leaves nothing)."""
-    row = db.one("SELECT * FROM chats WHERE id = ? AND user_id = ?", (body.chat_id, user_id))
+    row = await db.one("SELECT * FROM chats WHERE id = ? AND user_id = ?", (body.chat_id, user_id))
     if row is not None:
         return row, False
-    taken = db.one("SELECT 1 FROM chats WHERE id = ?", (body.chat_id,)) is not None
+    taken = await db.one("SELECT 1 FROM chats WHERE id = ?", (body.chat_id,)) is not None
     if taken or body.retry_of_run_id is not None or not _CHAT_ID_RE.fullmatch(body.chat_id):
         raise ApiError(404, "chat_not_found", f"chat {body.chat_id!r} not found")
     stamp = now()
@@ -127,7 +129,7 @@ def _chat_of_turn(db: Database, user_id: str, body: RespondStreamBody) -> tuple[
         "compacted_at": None,
         "summary_tokens": 0,
     }
-    return fresh, True  # type: ignore[return-value]
+    return fresh, True
 
 
 def _check_sizes(limits: Limits, body: RespondStreamBody) -> None:
@@ -146,32 +148,32 @@ def _check_sizes(limits: Limits, body: RespondStreamBody) -> None:
         )
 
 
-def _check_run_id(db: Database, user_id: str, run_id: str) -> None:
+async def _check_run_id(db: Database, user_id: str, run_id: str) -> None:
     if not _RUN_ID_RE.fullmatch(run_id):
         raise ApiError(400, "invalid_body", "runId must be 1-128 of [A-Za-z0-9_.:-]")
-    if run_row(db, user_id, run_id) is not None:
+    if await run_row(db, user_id, run_id) is not None:
         raise ApiError(409, "run_exists", f"you already have a run {run_id!r}")
 
 
-def _retried_message(db: Database, user_id: str, chat_id: str, run_id: str) -> Row:
-    run = run_row(db, user_id, run_id)
+async def _retried_message(db: Database, user_id: str, chat_id: str, run_id: str) -> Row:
+    run = await run_row(db, user_id, run_id)
     if run is None:
         raise ApiError(404, "run_not_found", f"run {run_id!r} not found")
     if run["chat_id"] != chat_id:
         raise ApiError(400, "invalid_body", "retryOfRunId belongs to another chat")
-    message = db.one("SELECT * FROM messages WHERE id = ?", (run["user_message_id"],))
+    message = await db.one("SELECT * FROM messages WHERE id = ?", (run["user_message_id"],))
     if message is None:
         raise ApiError(404, "run_not_found", f"the message of run {run_id!r} is gone")
     return message
 
 
-def _attachments(db: Database, user_id: str, ids: list[str]) -> list[dict[str, object]]:
+async def _attachments(db: Database, user_id: str, ids: list[str]) -> list[dict[str, object]]:
     """The attachments, in the order given (a repeated id once), in one query."""
     wanted = list(dict.fromkeys(ids))
     if not wanted:
         return []
     marks = ", ".join("?" * len(wanted))
-    rows = db.all(
+    rows = await db.all(
         f"SELECT id, name, size, mime_type FROM attachments"
         f" WHERE id IN ({marks}) AND user_id = ? AND expires_at > ?",
         (*wanted, user_id, now()),
@@ -220,21 +222,23 @@ def _previous_model(models: Catalog, chat: Row, model: Model) -> str | None:
     return previous.info.label if previous else last
 
 
-def _next_attempt(db: Database, user_message_id: str) -> int:
-    row = db.one("SELECT MAX(attempt) AS a FROM messages WHERE reply_to = ?", (user_message_id,))
+async def _next_attempt(db: Database, user_message_id: str) -> int:
+    row = await db.one(
+        "SELECT MAX(attempt) AS a FROM messages WHERE reply_to = ?", (user_message_id,)
+    )
     return int(row["a"] or 0) + 1 if row else 1
 
 
-def create_rows(db: Database, turn: Turn, *, touch_chat: bool = True) -> None:
+async def create_rows(db: Database, turn: Turn, *, touch_chat: bool = True) -> None:
     """Persist the user message (unless a retry), the assistant message and the run.
 
     ``touch_chat`` also records the turn on the chat (model, title, order); a model turn does
     that only once its provider accepted the request (:func:`touch_chat`).
     """
     meta, stamp = turn.meta, now()
-    with db.transaction():
+    async with db.transaction():
         if turn.new_chat:
-            db.insert(
+            await db.insert(
                 "chats",
                 {
                     "id": meta.chat_id,
@@ -244,33 +248,33 @@ def create_rows(db: Database, turn: Turn, *, touch_chat: bool = True) -> None:
                     "updated_at": stamp,
                 },
             )
-        if db.one("SELECT 1 FROM messages WHERE id = ?", (meta.user_message_id,)) is None:
-            db.insert("messages", _user_row(turn, stamp))
-        db.insert("messages", _assistant_row(turn, stamp))
-        db.insert("runs", _run_row(meta, stamp))
+        if await db.one("SELECT 1 FROM messages WHERE id = ?", (meta.user_message_id,)) is None:
+            await db.insert("messages", _user_row(turn, stamp))
+        await db.insert("messages", _assistant_row(turn, stamp))
+        await db.insert("runs", _run_row(meta, stamp))
         if touch_chat:
-            _touch_chat(db, turn, stamp)
+            await _touch_chat(db, turn, stamp)
 
 
-def touch_chat(db: Database, turn: Turn) -> None:
+async def touch_chat(db: Database, turn: Turn) -> None:
     """Record the turn on its chat: last model, title after the first prompt, ``updated_at``."""
-    _touch_chat(db, turn, now())
+    await _touch_chat(db, turn, now())
 
 
-def discard_rows(db: Database, turn: Turn, *, keep_user_message: bool) -> None:
+async def discard_rows(db: Database, turn: Turn, *, keep_user_message: bool) -> None:
     """Undo :func:`create_rows` (without ``touch_chat``) for a turn the provider refused."""
     meta = turn.meta
-    with db.transaction():
-        db.execute("DELETE FROM run_events WHERE run_id = ?", (meta.key,))
-        db.execute("DELETE FROM runs WHERE id = ?", (meta.key,))
-        db.execute("DELETE FROM messages WHERE id = ?", (meta.message_id,))
+    async with db.transaction():
+        await db.execute("DELETE FROM run_events WHERE run_id = ?", (meta.key,))
+        await db.execute("DELETE FROM runs WHERE id = ?", (meta.key,))
+        await db.execute("DELETE FROM messages WHERE id = ?", (meta.message_id,))
         if not keep_user_message:
-            db.execute("DELETE FROM messages WHERE id = ?", (meta.user_message_id,))
+            await db.execute("DELETE FROM messages WHERE id = ?", (meta.user_message_id,))
         if (
             turn.new_chat
-            and db.one("SELECT 1 FROM messages WHERE chat_id = ?", (meta.chat_id,)) is None
+            and await db.one("SELECT 1 FROM messages WHERE chat_id = ?", (meta.chat_id,)) is None
         ):
-            db.execute("DELETE FROM chats WHERE id = ?", (meta.chat_id,))
+            await db.execute("DELETE FROM chats WHERE id = ?", (meta.chat_id,))
 
 
 def _user_row(turn: Turn, stamp: float) -> dict[str, SqlValue]:
@@ -316,13 +320,13 @@ def _run_row(meta: RunMeta, stamp: float) -> dict[str, SqlValue]:
     }
 
 
-def _touch_chat(db: Database, turn: Turn, stamp: float) -> None:
-    db.execute(
+async def _touch_chat(db: Database, turn: Turn, stamp: float) -> None:
+    await db.execute(
         "UPDATE chats SET updated_at = ?, last_model_id = ? WHERE id = ?",
         (stamp, turn.model.info.id, turn.meta.chat_id),
     )
     if turn.is_first_turn and turn.prompt.strip():
-        db.execute(
+        await db.execute(
             "UPDATE chats SET title = ? WHERE id = ? AND title = ?",
             (title_for(turn.prompt), turn.meta.chat_id, DEFAULT_TITLE),
         )

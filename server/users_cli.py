@@ -13,6 +13,7 @@ sessions and deletes their chats.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import getpass
 import re
 import sys
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from server.auth import NAME_PATTERN, ensure_user, find_user, hash_password
 from server.config import REPO_ROOT
-from server.db import Database
+from server.db import Database, is_postgres_url, open_database
 
 MIN_PASSWORD = 8
 
@@ -42,7 +43,7 @@ def run(argv: list[str]) -> int:
     """Run one command; prints what it did (or why not) and returns the exit status."""
     args = _parser().parse_args(argv)
     try:
-        message = _dispatch(args)
+        message = asyncio.run(_dispatch(args))
     except UsersError as error:
         print(f"users: {error}", file=sys.stderr)
         return 1
@@ -50,19 +51,23 @@ def run(argv: list[str]) -> int:
     return 0
 
 
-def _dispatch(args: argparse.Namespace) -> str:
-    Path(args.db).parent.mkdir(parents=True, exist_ok=True)
-    db = Database(args.db)
+async def _dispatch(args: argparse.Namespace) -> str:
+    if not is_postgres_url(args.db):
+        Path(args.db).parent.mkdir(parents=True, exist_ok=True)
+    db = open_database(args.db)
+    await db.open()
     try:
         if args.action == "list":
-            rows = db.all("SELECT name FROM users WHERE password_hash IS NOT NULL ORDER BY name")
+            rows = await db.all(
+                "SELECT name FROM users WHERE password_hash IS NOT NULL ORDER BY name"
+            )
             return "\n".join(row["name"] for row in rows) or "(no accounts)"
         name = _name(args.name)
         if args.action == "remove":
-            return _remove(db, name)
-        return _set_password(db, name, _password(args.password_stdin), args.action == "add")
+            return await _remove(db, name)
+        return await _set_password(db, name, _password(args.password_stdin), args.action == "add")
     finally:
-        db.close()
+        await db.close()
 
 
 def _name(name: str | None) -> str:
@@ -83,26 +88,26 @@ def _password(from_stdin: bool) -> str:
     return password
 
 
-def _set_password(db: Database, name: str, password: str, adding: bool) -> str:
-    found = find_user(db, name)
+async def _set_password(db: Database, name: str, password: str, adding: bool) -> str:
+    found = await find_user(db, name)
     if adding and found is not None and found[1] is not None:
         raise UsersError(f"{name} already has an account (use set-password)")
     if not adding and (found is None or found[1] is None):
         raise UsersError(f"{name} has no account (use add)")
-    user_id = ensure_user(db, name)
-    db.execute(
+    user_id = await ensure_user(db, name)
+    await db.execute(
         "UPDATE users SET password_hash = ? WHERE id = ?", (hash_password(password), user_id)
     )
-    db.execute("DELETE FROM sessions WHERE user_id = ?", (user_id,))
+    await db.execute("DELETE FROM sessions WHERE user_id = ?", (user_id,))
     return f"{name}: account {'added' if adding else 'password changed'}"
 
 
-def _remove(db: Database, name: str) -> str:
-    found = find_user(db, name)
+async def _remove(db: Database, name: str) -> str:
+    found = await find_user(db, name)
     if found is None:
         raise UsersError(f"there is no user {name}")
     user_id = found[0]
-    with db.transaction():
+    async with db.transaction():
         for statement in (
             "DELETE FROM run_events WHERE run_id IN (SELECT id FROM runs WHERE user_id = ?)",
             "DELETE FROM runs WHERE user_id = ?",
@@ -112,5 +117,5 @@ def _remove(db: Database, name: str) -> str:
             "DELETE FROM sessions WHERE user_id = ?",
             "DELETE FROM users WHERE id = ?",
         ):
-            db.execute(statement, (user_id,))
+            await db.execute(statement, (user_id,))
     return f"{name}: removed, with their chats"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +40,10 @@ LENGTH_LIMIT_TOKENS = 40
 _IMAGE_WORDS = ("image", "draw", "picture", "paint", "sketch", "imagem", "desenhe", "foto")
 
 
+async def _no_usage(_answer: str) -> ContextUsage:
+    return ContextUsage(0, 1)
+
+
 @dataclass(frozen=True, slots=True)
 class DemoTurn:
     """Everything the demo needs to answer one turn."""
@@ -55,7 +59,7 @@ class DemoTurn:
     brief: bool = False
     previous_model_label: str | None = None
     attachments: list[str] = field(default_factory=list)
-    usage: Callable[[str], ContextUsage] = lambda _answer: ContextUsage(0, 1)
+    usage: Callable[[str], Awaitable[ContextUsage]] = _no_usage
 
 
 def endings(turn: DemoTurn) -> Endings:
@@ -77,7 +81,7 @@ async def play(turn: DemoTurn) -> AsyncIterator[StreamEvent]:
         yield event
     if turn.previous_model_label:
         yield replay_recovered()
-    yield context_info_event(turn.usage(answer))
+    yield context_info_event(await turn.usage(answer))
     yield draft(DoneEvent, message_id=turn.message_id, stop_reason=stop_reason)
 
 

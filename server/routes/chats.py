@@ -52,9 +52,9 @@ def _message(row: Row) -> dict[str, Any]:
     return data
 
 
-def chat_messages(db: Database, chat_id: str) -> list[dict[str, Any]]:
+async def chat_messages(db: Database, chat_id: str) -> list[dict[str, Any]]:
     """A chat's messages in order (every assistant attempt is its own message)."""
-    rows = db.all(
+    rows = await db.all(
         "SELECT m.*, r.reason AS run_reason FROM messages m JOIN chats c ON c.id = m.chat_id"
         " LEFT JOIN runs r ON r.id = c.user_id || '/' || m.run_id"
         " WHERE m.chat_id = ? ORDER BY m.rowid",
@@ -74,13 +74,13 @@ async def list_chats(request: web.Request) -> web.Response:
     if len(query) > MAX_QUERY:
         raise ApiError(400, "invalid_body", f"a search is at most {MAX_QUERY} characters")
     if not query:
-        rows = db.all(
+        rows = await db.all(
             "SELECT * FROM chats WHERE user_id = ? ORDER BY updated_at DESC, rowid DESC",
             (user_id,),
         )
         return answer_payload([_summary(row) for row in rows])
     pattern = "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-    rows = db.all(
+    rows = await db.all(
         "SELECT * FROM chats c WHERE c.user_id = ? AND (c.title LIKE ? ESCAPE '\\'"
         " OR EXISTS (SELECT 1 FROM messages m WHERE m.chat_id = c.id"
         " AND m.content LIKE ? ESCAPE '\\'))"
@@ -93,15 +93,15 @@ async def list_chats(request: web.Request) -> web.Response:
 async def rename_chat(request: web.Request) -> web.Response:
     """``PATCH /api/chats/{chatId}`` ``{"title"}``: the renamed chat."""
     db, user_id = services(request).db, current_user(request)
-    row = chat_of(db, user_id, request.match_info["chat_id"])
+    row = await chat_of(db, user_id, request.match_info["chat_id"])
     body = await read_json_body(request)
     title = body.get("title") if isinstance(body, dict) else None
     if not isinstance(title, str) or not " ".join(title.split()):
         raise ApiError(400, "invalid_body", "a chat needs a 'title' with some text")
-    db.execute(
+    await db.execute(
         "UPDATE chats SET title = ? WHERE id = ?", (" ".join(title.split())[:200], row["id"])
     )
-    return answer_payload(_summary(chat_of(db, user_id, row["id"])))
+    return answer_payload(_summary(await chat_of(db, user_id, row["id"])))
 
 
 async def create_chat(request: web.Request) -> web.Response:
@@ -113,22 +113,22 @@ async def create_chat(request: web.Request) -> web.Response:
             raise ApiError(400, "invalid_body", "body must be an object with a string 'title'")
         title = " ".join(str(body.get("title", "")).split())[:200] or DEFAULT_TITLE
     db, chat_id, stamp = services(request).db, new_id("chat"), now()
-    db.execute(
+    await db.execute(
         "INSERT INTO chats (id, user_id, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
         (chat_id, current_user(request), title, stamp, stamp),
     )
-    row = chat_of(db, current_user(request), chat_id)
+    row = await chat_of(db, current_user(request), chat_id)
     return answer_payload(_summary(row), status=201)
 
 
 async def get_chat(request: web.Request) -> web.Response:
     """``GET /api/chats/{chatId}``: the chat and its messages."""
     svc = services(request)
-    row = chat_of(svc.db, current_user(request), request.match_info["chat_id"])
+    row = await chat_of(svc.db, current_user(request), request.match_info["chat_id"])
     detail = ChatDetail.model_validate({**_summary(row).model_dump(), "messages": []})
     data: dict[str, Any] = detail.model_dump(mode="json", by_alias=True)
-    data["messages"] = chat_messages(svc.db, row["id"])
-    usage = _shown_usage(svc, row)
+    data["messages"] = await chat_messages(svc.db, row["id"])
+    usage = await _shown_usage(svc, row)
     data["contextInfo"] = {
         "usedTokens": usage.used_tokens,
         "maxTokens": usage.max_tokens,
@@ -139,36 +139,36 @@ async def get_chat(request: web.Request) -> web.Response:
     return answer(data)
 
 
-def _shown_usage(svc: Services, chat: Row) -> ContextUsage:
+async def _shown_usage(svc: Services, chat: Row) -> ContextUsage:
     """A real model's last reported usage; the demo's estimate otherwise."""
     model = svc.catalog.find(chat["last_model_id"] or "")
     if isinstance(model, ProviderModel):
-        return model_usage(svc.db, chat["id"]) or ContextUsage(0, model.context_window)
-    return chat_usage(svc.db, chat["id"], svc.config.context_window_tokens)
+        return await model_usage(svc.db, chat["id"]) or ContextUsage(0, model.context_window)
+    return await chat_usage(svc.db, chat["id"], svc.config.context_window_tokens)
 
 
 async def delete_chat(request: web.Request) -> web.Response:
     """``DELETE /api/chats/{chatId}``: cancels its live runs, then drops everything."""
     svc, user_id = services(request), current_user(request)
-    row = chat_of(svc.db, user_id, request.match_info["chat_id"])
+    row = await chat_of(svc.db, user_id, request.match_info["chat_id"])
     for run in list(svc.runs.live.values()):
         if run.meta.chat_id == row["id"]:
             await svc.runs.cancel(user_id, run.run_id)
-    with svc.db.transaction():
-        svc.db.execute(
+    async with svc.db.transaction():
+        await svc.db.execute(
             "DELETE FROM run_events WHERE run_id IN (SELECT id FROM runs WHERE chat_id = ?)",
             (row["id"],),
         )
-        svc.db.execute("DELETE FROM runs WHERE chat_id = ?", (row["id"],))
-        svc.db.execute("DELETE FROM messages WHERE chat_id = ?", (row["id"],))
-        svc.db.execute("DELETE FROM chats WHERE id = ?", (row["id"],))
+        await svc.db.execute("DELETE FROM runs WHERE chat_id = ?", (row["id"],))
+        await svc.db.execute("DELETE FROM messages WHERE chat_id = ?", (row["id"],))
+        await svc.db.execute("DELETE FROM chats WHERE id = ?", (row["id"],))
     return web.Response(status=204)
 
 
 async def compact_chat(request: web.Request) -> web.Response:
     """``POST /api/chats/{chatId}/compact``: summarise the context; the usage before and after."""
     svc = services(request)
-    row = chat_of(svc.db, current_user(request), request.match_info["chat_id"])
+    row = await chat_of(svc.db, current_user(request), request.match_info["chat_id"])
     model = svc.catalog.find(row["last_model_id"] or "")
     if isinstance(model, ProviderModel):
         try:
@@ -176,7 +176,7 @@ async def compact_chat(request: web.Request) -> web.Response:
         except ProviderFailure as failure:
             raise pre_stream_error(failure) from failure
     else:
-        before, after = compact(svc.db, row["id"], svc.config.context_window_tokens)
+        before, after = await compact(svc.db, row["id"], svc.config.context_window_tokens)
     result = CompactionResult(
         chat_id=row["id"],
         used_tokens_before=before.used_tokens,

@@ -122,7 +122,7 @@ INLINE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 async def get_attachment(request: web.Request) -> web.Response:
     """``GET /api/attachments/{attachmentId}``: the owner's file (images inline, for previews;
     anything else as a download)."""
-    row = services(request).db.one(
+    row = await services(request).db.one(
         "SELECT name, mime_type, data FROM attachments WHERE id = ? AND user_id = ?"
         " AND expires_at > ?",
         (request.match_info["attachment_id"], current_user(request), now()),
@@ -159,7 +159,7 @@ async def upload_attachment(request: web.Request) -> web.Response:
         attachment_id=new_id("att"), name=name, size=len(data), mime_type=mime_type
     )
     stamp = now()
-    svc.db.insert(
+    await svc.db.insert(
         "attachments",
         {
             "id": info.attachment_id,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
@@ -53,15 +53,15 @@ async def respond_stream(request: web.Request) -> web.StreamResponse:
         detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise ApiError(400, "invalid_body", detail) from exc
     run_id = body.run_id or request.headers.get("X-Run-Id") or new_id("run")
-    turn = check_turn(svc.db, svc.catalog, svc.config.limits, user_id, body, run_id)
-    svc.runs.check_room(user_id, svc.config.limits.runs_per_user)
+    turn = await check_turn(svc.db, svc.catalog, svc.config.limits, user_id, body, run_id)
+    await svc.runs.check_room(user_id, svc.config.limits.runs_per_user)
     steps = await svc.hooks.take(body.chat_id) if svc.hooks is not None else None
     if steps is not None:
         return await stream_scenario(request, svc, turn, steps)
     if isinstance(turn.model, ProviderModel):
         run = await _start_model_run(svc, turn, turn.model, body)
     else:
-        create_rows(svc.db, turn)
+        await create_rows(svc.db, turn)
         run = svc.runs.register(turn.meta)
         demo_turn = _demo_turn(svc, turn, body)
         events = emit_all(svc.runs, run, demo.play(demo_turn))
@@ -75,18 +75,18 @@ async def _start_model_run(
     svc: Services, turn: Turn, model: ProviderModel, body: RespondStreamBody
 ) -> LiveRun:
     """Start the run, then wait until the provider accepted the first request (or refused it)."""
-    create_rows(svc.db, turn, touch_chat=False)
+    await create_rows(svc.db, turn, touch_chat=False)
     run = svc.runs.register(turn.meta)
     opened: model_turn.Opened = asyncio.get_running_loop().create_future()
-    answer = _model_turn(svc, turn, model, body)
+    answer = await _model_turn(svc, turn, model, body)
     events = emit_all(svc.runs, run, model_turn.play(answer, opened), _usage_saver(svc, run))
     svc.runs.start(run, events, model_turn.endings(answer))
     failure = await _accepted(run, opened, svc.config.accept_wait_s)
     if failure is None:
-        touch_chat(svc.db, turn)
+        await touch_chat(svc.db, turn)
         return run
     await run.stopped.wait()
-    discard_rows(svc.db, turn, keep_user_message=body.retry_of_run_id is not None)
+    await discard_rows(svc.db, turn, keep_user_message=body.retry_of_run_id is not None)
     raise model_turn.pre_stream_error(failure)
 
 
@@ -104,15 +104,15 @@ async def _accepted(
     return opened.result() if opened.done() else None
 
 
-def _model_turn(
+async def _model_turn(
     svc: Services, turn: Turn, model: ProviderModel, body: RespondStreamBody
 ) -> model_turn.ModelTurn:
     tools = TOOLS if body.tool_intent and model.info.supports_tools else ()
-    history = chat_history(svc.db, turn.meta.chat_id, turn.meta.user_message_id, bool(tools))
+    history = await chat_history(svc.db, turn.meta.chat_id, turn.meta.user_message_id, bool(tools))
     call = ModelCall(
         model=model.settings.id,
         messages=tuple(
-            merge_user_runs([*history, user_message(svc.db, turn.prompt, turn.attachments)])
+            merge_user_runs([*history, await user_message(svc.db, turn.prompt, turn.attachments)])
         ),
         system=model.settings.system,
         tools=tools,
@@ -134,8 +134,8 @@ def _demo_turn(svc: Services, turn: Turn, body: RespondStreamBody) -> demo.DemoT
     info, window = turn.model.info, svc.config.context_window_tokens
     assert not isinstance(turn.model, ProviderModel)
 
-    def usage(answer: str) -> ContextUsage:
-        before = chat_usage(svc.db, turn.meta.chat_id, window).used_tokens
+    async def usage(answer: str) -> ContextUsage:
+        before = (await chat_usage(svc.db, turn.meta.chat_id, window)).used_tokens
         return ContextUsage(before + estimate_tokens(answer), window)
 
     return demo.DemoTurn(
@@ -154,11 +154,11 @@ def _demo_turn(svc: Services, turn: Turn, body: RespondStreamBody) -> demo.DemoT
     )
 
 
-def _usage_saver(svc: Services, run: LiveRun) -> Callable[[StreamEvent], None]:
+def _usage_saver(svc: Services, run: LiveRun) -> Callable[[StreamEvent], Awaitable[None]]:
     """Keep the usage a real model reports, so a reloaded chat shows it."""
 
-    def save(event: StreamEvent) -> None:
+    async def save(event: StreamEvent) -> None:
         if isinstance(event, ContextInfoEvent):
-            save_model_usage(svc.db, run.meta.chat_id, event.used_tokens, event.max_tokens)
+            await save_model_usage(svc.db, run.meta.chat_id, event.used_tokens, event.max_tokens)
 
     return save

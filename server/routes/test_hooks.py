@@ -48,7 +48,7 @@ async def reset(request: web.Request) -> web.Response:
     of the deployment), wipe the database."""
     svc = services(request)
     await _hooks(svc).reset()
-    with svc.db.transaction():
+    async with svc.db.transaction():
         for table in (
             "run_events",
             "runs",
@@ -58,5 +58,5 @@ async def reset(request: web.Request) -> web.Response:
             "sessions",
             "users",
         ):
-            svc.db.execute(f"DELETE FROM {table}")
+            await svc.db.execute(f"DELETE FROM {table}")
     return answer({"reset": True})

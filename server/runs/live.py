@@ -87,7 +87,7 @@ class LiveRun:
         self.stopped = asyncio.Event()
         self.stop_cause: StopCause | None = None
         self.failure_code: str | None = None  # the code of the ``error`` event that ended it
-        self._task: asyncio.Task[None] | None = None
+        self._task: asyncio.Task[ServerRunStatus | None] | None = None
         self._readers = 0
         self._orphan_timer: asyncio.TimerHandle | None = None
         self._started = self._last_flush = time.monotonic()
@@ -112,7 +112,7 @@ class LiveRun:
 
     # --- the generation task ----------------------------------------------------------------
 
-    def attach_task(self, task: asyncio.Task[None]) -> None:
+    def attach_task(self, task: asyncio.Task[ServerRunStatus | None]) -> None:
         self._task = task
 
     def stop_generation(self, cause: StopCause) -> None:
@@ -130,8 +130,10 @@ class LiveRun:
         return self._task is not None and not self._task.done()
 
     async def task_done(self) -> None:
+        """Wait until the generation task is over and its end persisted."""
         if self._task is not None:
             await asyncio.gather(self._task, return_exceptions=True)
+            await self.stopped.wait()
 
     # --- frames and the answer ---------------------------------------------------------------
 

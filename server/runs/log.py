@@ -57,20 +57,27 @@ def public_id(key: str) -> str:
     return key.split("/", 1)[1]
 
 
-def insert_event(db: Database, run_id: str, seq: int | None, data: str) -> int | None:
+async def insert_event(db: Database, run_id: str, seq: int | None, data: str) -> int | None:
     """Append one event to a run's log; its row id (log order across processes), or ``None``
-    when the run is persisted ended (another process may have ended it: nothing is appended)."""
-    inserted = db.execute(
-        "INSERT INTO run_events (run_id, seq, data, created_at) SELECT ?, ?, ?, ?"
-        " WHERE NOT EXISTS (SELECT 1 FROM runs WHERE id = ? AND status != 'running')",
+    when the run is persisted ended (another process may have ended it: nothing is appended).
+
+    # NOTE: PostgreSQL reads the run's status under a share lock, so an append waits for a
+    # concurrent end (another process's ``interrupt``) and then sees it, as SQLite's single
+    # writer does.
+    """
+    rows = await db.all(
+        "INSERT INTO run_events (run_id, seq, data, created_at)"
+        " SELECT ?, CAST(? AS INTEGER), ?, CAST(? AS DOUBLE PRECISION)"
+        " WHERE COALESCE((SELECT status FROM runs WHERE id = ?"
+        f"{db.for_share}), 'running') = 'running' RETURNING id",
         (run_id, seq, data, now(), run_id),
     )
-    return db.last_row_id() if inserted else None
+    return int(rows[0]["id"]) if rows else None
 
 
-def load_frames(db: Database, run_id: str, after: int) -> list[Frame]:
+async def load_frames(db: Database, run_id: str, after: int) -> list[Frame]:
     """The logged events of a run with ``seq > after``, in log order."""
-    rows = db.all(
+    rows = await db.all(
         "SELECT seq, data FROM run_events WHERE run_id = ? AND (seq IS NULL OR seq > ?)"
         " ORDER BY id",
         (run_id, after),
@@ -78,36 +85,40 @@ def load_frames(db: Database, run_id: str, after: int) -> list[Frame]:
     return [Frame(row["seq"], row["data"]) for row in rows]
 
 
-def load_rows(db: Database, run_id: str, after_row: int) -> list[tuple[int, Frame]]:
+async def load_rows(db: Database, run_id: str, after_row: int) -> list[tuple[int, Frame]]:
     """The logged events of a run past row id ``after_row``, in log order, with their row ids."""
-    rows = db.all(
+    rows = await db.all(
         "SELECT id, seq, data FROM run_events WHERE run_id = ? AND id > ? ORDER BY id",
         (run_id, after_row),
     )
     return [(int(row["id"]), Frame(row["seq"], row["data"])) for row in rows]
 
 
-def max_seq(db: Database, run_id: str) -> int:
+async def max_seq(db: Database, run_id: str) -> int:
     """The highest seq logged for a run (0 when none)."""
-    row = db.one("SELECT MAX(seq) AS s FROM run_events WHERE run_id = ?", (run_id,))
+    row = await db.one("SELECT MAX(seq) AS s FROM run_events WHERE run_id = ?", (run_id,))
     return int(row["s"]) if row is not None and row["s"] is not None else 0
 
 
-def save_progress(db: Database, run_id: str, message_id: str, last_seq: int, parts: Parts) -> None:
+async def save_progress(
+    db: Database, run_id: str, message_id: str, last_seq: int, parts: Parts
+) -> None:
     """Persist a running run's last seq and its message's parts so far (and their text)."""
-    with db.transaction():
-        _save_progress(db, run_id, message_id, last_seq, parts)
+    async with db.transaction():
+        await _save_progress(db, run_id, message_id, last_seq, parts)
 
 
-def _save_progress(db: Database, run_id: str, message_id: str, last_seq: int, parts: Parts) -> None:
-    db.execute("UPDATE runs SET last_seq = ? WHERE id = ?", (last_seq, run_id))
-    db.execute(
+async def _save_progress(
+    db: Database, run_id: str, message_id: str, last_seq: int, parts: Parts
+) -> None:
+    await db.execute("UPDATE runs SET last_seq = ? WHERE id = ?", (last_seq, run_id))
+    await db.execute(
         "UPDATE messages SET parts = ?, content = ?, updated_at = ? WHERE id = ?",
         (json.dumps(parts_to_json(parts)), answer_text(parts), now(), message_id),
     )
 
 
-def finish(
+async def finish(
     db: Database,
     run_id: str,
     message_id: str,
@@ -117,39 +128,39 @@ def finish(
 ) -> bool:
     """Persist a terminal status and why (``reason``: a code such as ``orphaned``); ``False``
     when the run had already ended (the first one wins)."""
-    with db.transaction():
-        return _finish(db, run_id, message_id, status, reason, error)
+    async with db.transaction():
+        return await _finish(db, run_id, message_id, status, reason, error)
 
 
-def _finish(
+async def _finish(
     db: Database, run_id: str, message_id: str, status: str, reason: str | None, error: str | None
 ) -> bool:
     stamp = now()
-    changed = db.execute(
+    changed = await db.execute(
         "UPDATE runs SET status = ?, reason = ?, error = ?, ended_at = ?"
         " WHERE id = ? AND status = 'running'",
         (status, reason, error, stamp, run_id),
     )
     if changed:
-        db.execute(
+        await db.execute(
             "UPDATE messages SET status = ?, updated_at = ? WHERE id = ?",
             (status, stamp, message_id),
         )
     return changed == 1
 
 
-def set_stop_reason(db: Database, message_id: str, stop_reason: str | None) -> None:
-    db.execute("UPDATE messages SET stop_reason = ? WHERE id = ?", (stop_reason, message_id))
+async def set_stop_reason(db: Database, message_id: str, stop_reason: str | None) -> None:
+    await db.execute("UPDATE messages SET stop_reason = ? WHERE id = ?", (stop_reason, message_id))
 
 
-def run_row(db: Database, user_id: str, run_id: str) -> Row | None:
+async def run_row(db: Database, user_id: str, run_id: str) -> Row | None:
     """The user's persisted run (another user's run of the same id is another run)."""
-    return db.one("SELECT * FROM runs WHERE id = ?", (run_key(user_id, run_id),))
+    return await db.one("SELECT * FROM runs WHERE id = ?", (run_key(user_id, run_id),))
 
 
-def id_in_use(db: Database, run_id: str) -> bool:
+async def id_in_use(db: Database, run_id: str) -> bool:
     """Whether some user has a run ``run_id`` (its answer message names it)."""
-    return db.one("SELECT 1 FROM messages WHERE run_id = ? LIMIT 1", (run_id,)) is not None
+    return await db.one("SELECT 1 FROM messages WHERE run_id = ? LIMIT 1", (run_id,)) is not None
 
 
 def is_expired(row: Row, retention_s: float) -> bool:
@@ -160,32 +171,32 @@ def is_expired(row: Row, retention_s: float) -> bool:
     return ended_at is not None and now() - float(ended_at) > retention_s
 
 
-def expire_logs(db: Database, retention_s: float) -> int:
+async def expire_logs(db: Database, retention_s: float) -> int:
     """Drop the logs of runs that ended more than ``retention_s`` ago; returns how many."""
     cutoff = now() - retention_s
-    with db.transaction():
-        rows = db.all(
+    async with db.transaction():
+        rows = await db.all(
             "SELECT id FROM runs WHERE events_expired = 0 AND ended_at IS NOT NULL"
             " AND ended_at < ?",
             (cutoff,),
         )
         for row in rows:
-            db.execute("DELETE FROM run_events WHERE run_id = ?", (row["id"],))
-            db.execute("UPDATE runs SET events_expired = 1 WHERE id = ?", (row["id"],))
+            await db.execute("DELETE FROM run_events WHERE run_id = ?", (row["id"],))
+            await db.execute("UPDATE runs SET events_expired = 1 WHERE id = ?", (row["id"],))
     return len(rows)
 
 
-def recover_after_restart(db: Database) -> list[str]:
+async def recover_after_restart(db: Database) -> list[str]:
     """Runs left ``running`` by a previous process become ``interrupted``; returns their ids."""
-    rows = db.all("SELECT id FROM runs WHERE status = 'running'")
+    rows = await db.all("SELECT id FROM runs WHERE status = 'running'")
     return [
         public_id(row["id"])
         for row in rows
-        if interrupt(db, row["id"], restart_event, "server_restarted") is not None
+        if await interrupt(db, row["id"], restart_event, "server_restarted") is not None
     ]
 
 
-def interrupt(
+async def interrupt(
     db: Database, run_id: str, ending: Callable[[str, int], ErrorEvent], reason: str
 ) -> tuple[int, Frame] | None:
     """End a run whose process is gone: log ``ending`` after its last seq, keep its answer so
@@ -193,34 +204,37 @@ def interrupt(
 
     # NOTE: one write transaction, so of several processes noticing the same loss one wins.
     """
-    with db.transaction():
-        row = db.one("SELECT message_id FROM runs WHERE id = ? AND status = 'running'", (run_id,))
+    async with db.transaction():
+        row = await db.one(
+            f"SELECT message_id FROM runs WHERE id = ? AND status = 'running'{db.for_update}",
+            (run_id,),
+        )
         if row is None:
             return None
         answer = AnswerFold(public_id(run_id))
-        for frame in load_frames(db, run_id, -(2**62)):
+        for frame in await load_frames(db, run_id, -(2**62)):
             answer.apply_data(frame.data)
-        seq = max_seq(db, run_id) + 1
+        seq = await max_seq(db, run_id) + 1
         # NOTE: the log ends with why, so a resume of this run ends with a terminal event too.
         frame = Frame(seq, encode_event(ending(public_id(run_id), seq)))
-        row_id = insert_event(db, run_id, seq, frame.data)
+        row_id = await insert_event(db, run_id, seq, frame.data)
         assert row_id is not None  # NOTE: still running in this transaction
-        _save_progress(db, run_id, row["message_id"], seq, answer.parts)
-        _finish(db, run_id, row["message_id"], "interrupted", reason, None)
+        await _save_progress(db, run_id, row["message_id"], seq, answer.parts)
+        await _finish(db, run_id, row["message_id"], "interrupted", reason, None)
     return row_id, frame
 
 
-def running_count(db: Database, user_id: str) -> int:
+async def running_count(db: Database, user_id: str) -> int:
     """How many of the user's runs are persisted ``running``."""
-    row = db.one(
+    row = await db.one(
         "SELECT COUNT(*) AS n FROM runs WHERE user_id = ? AND status = 'running'", (user_id,)
     )
     return int(row["n"]) if row is not None else 0
 
 
-def running_runs(db: Database, started_before: float) -> list[str]:
+async def running_runs(db: Database, started_before: float) -> list[str]:
     """The keys of runs persisted ``running`` that started before ``started_before``."""
-    rows = db.all(
+    rows = await db.all(
         "SELECT id FROM runs WHERE status = 'running' AND created_at < ?", (started_before,)
     )
     return [row["id"] for row in rows]

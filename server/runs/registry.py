@@ -22,7 +22,7 @@ import contextlib
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,6 +81,7 @@ class RunRegistry:
         self.accepting = True
         self._early_cancels: OrderedDict[tuple[str, str], float] = OrderedDict()
         self._orphan_checks: set[asyncio.Task[None]] = set()
+        self._wrap_ups: set[asyncio.Task[None]] = set()
 
     def register(self, meta: RunMeta) -> LiveRun:
         """Track a run whose rows were just created; it is orphaned unless a reader attaches."""
@@ -101,14 +102,15 @@ class RunRegistry:
         return run
 
     def start(self, run: LiveRun, body: Body, endings: Endings = Endings()) -> None:
-        """Run ``body`` as the run's generation task."""
-        task = asyncio.get_running_loop().create_task(self._drive(run, body, endings))
-        task.add_done_callback(lambda _task: self._on_task_done(run, body, endings))
+        """Run ``body`` as the run's generation task; its end is persisted by another task
+        (``_wrap_up``), so a Stop arriving then cannot cut the writing of the end short."""
+        task = asyncio.get_running_loop().create_task(self._drive(body))
+        task.add_done_callback(lambda done: self._on_task_done(run, body, endings, done))
         run.attach_task(task)
         if self._early_cancels.pop((run.meta.user_id, run.run_id), None) is not None:
             run.stop_generation("user")
 
-    def emit(self, run: LiveRun, event: StreamEvent) -> Frame | None:
+    async def emit(self, run: LiveRun, event: StreamEvent) -> Frame | None:
         """Append a produced event with the next seq; ``None`` if the run already ended."""
         seq = run.last_seq + 1
         update: dict[str, Any] = {
@@ -119,20 +121,20 @@ class RunRegistry:
         if _timed(run, event):
             update["elapsed_ms"] = run.elapsed_ms()
         event = event.model_copy(update=update)
-        return self._log(run, seq, encode_event(event), event)
+        return await self._log(run, seq, encode_event(event), event)
 
-    def append(self, run: LiveRun, seq: int | None, data: str) -> Frame | None:
+    async def append(self, run: LiveRun, seq: int | None, data: str) -> Frame | None:
         """Log one frame's data as given (a test scenario's, any JSON) and wake readers."""
-        return self._log(run, seq, data, None)
+        return await self._log(run, seq, data, None)
 
-    def _log(
+    async def _log(
         self, run: LiveRun, seq: int | None, data: str, event: StreamEvent | None
     ) -> Frame | None:
         """Log one event, fold it into the answer, wake readers; refused once the run ended."""
         if not run.running:
             run.refuse()
             return None
-        row = runlog.insert_event(self.db, run.key, seq, data)
+        row = await runlog.insert_event(self.db, run.key, seq, data)
         if row is None:  # NOTE: ended by another process that took this one for gone
             run.refuse()
             run.stop_generation("lost")
@@ -141,12 +143,12 @@ class RunRegistry:
         run.last_row = row
         event = run.record(seq, data, event)
         if isinstance(event, DoneEvent):
-            runlog.set_stop_reason(self.db, run.meta.message_id, event.stop_reason)
+            await runlog.set_stop_reason(self.db, run.meta.message_id, event.stop_reason)
         if run.flush_due(FLUSH_INTERVAL_S):
-            self._flush(run)
+            await self._flush(run)
         return run.frames[-1]
 
-    def finish(
+    async def finish(
         self,
         run: LiveRun,
         status: ServerRunStatus,
@@ -156,9 +158,9 @@ class RunRegistry:
         """Persist the run's terminal status and why; ``False`` if another one came first."""
         if not run.running:
             return False
-        self._flush(run)
+        await self._flush(run)
         reason = reason or _default_reason(run, status)
-        won = runlog.finish(self.db, run.key, run.meta.message_id, status, reason, error)
+        won = await runlog.finish(self.db, run.key, run.meta.message_id, status, reason, error)
         run.end(status)
         return won
 
@@ -181,16 +183,16 @@ class RunRegistry:
                     await run.stopped.wait()
             except TimeoutError:
                 pass
-        elif self.bus.spans_processes and self.persisted_status(user_id, run_id) == "running":
+        elif self.bus.spans_processes and await self.persisted_status(user_id, run_id) == "running":
             self.bus.request_cancel(user_id, run_id)
             await self._wait_persisted_end(user_id, run_id)
-        return self.persisted_status(user_id, run_id)
+        return await self.persisted_status(user_id, run_id)
 
     async def _wait_persisted_end(self, user_id: str, run_id: str) -> None:
         """Wait (at most ``cancel_wait_s``) until another process persisted the run's end."""
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(self.config.cancel_wait_s):
-                while self.persisted_status(user_id, run_id) == "running":
+                while await self.persisted_status(user_id, run_id) == "running":
                     await asyncio.sleep(CANCEL_POLL_S)
 
     def on_cancel_sent(self, user_id: str, run_id: str) -> None:
@@ -202,8 +204,8 @@ class RunRegistry:
         elif run.generating:
             run.stop_generation("user")
 
-    def persisted_status(self, user_id: str, run_id: str) -> ServerRunStatus | None:
-        row = runlog.run_row(self.db, user_id, run_id)
+    async def persisted_status(self, user_id: str, run_id: str) -> ServerRunStatus | None:
+        row = await runlog.run_row(self.db, user_id, run_id)
         if row is None or row["user_id"] != user_id:
             return None
         status: ServerRunStatus = row["status"]
@@ -213,10 +215,10 @@ class RunRegistry:
         """The user's live run ``run_id``, if it is going."""
         return self.live.get(runlog.run_key(user_id, run_id))
 
-    def check_room(self, user_id: str, limit: int) -> None:
+    async def check_room(self, user_id: str, limit: int) -> None:
         """429 ``too_many_runs`` when the user already has ``limit`` runs going."""
         if self.bus.spans_processes:  # NOTE: the user's runs on every process
-            going = runlog.running_count(self.db, user_id)
+            going = await runlog.running_count(self.db, user_id)
         else:
             going = sum(1 for run in self.live.values() if run.meta.user_id == user_id)
         if going >= limit:
@@ -257,33 +259,33 @@ class RunRegistry:
             run.stop_generation("shutdown")
         await asyncio.gather(*(run.task_done() for run in runs))
 
-    async def _drive(self, run: LiveRun, body: Body, endings: Endings) -> None:
-        try:
-            status = await body
-        except Exception as exc:  # NOTE: a broken generator fails its run, not the server.
-            log.warning("run failed run=%s", run.run_id, exc_info=True)
-            if endings.failed is not None:
-                self.emit(run, endings.failed(str(exc) or type(exc).__name__))
-            self.finish(run, "failed", "generation_failed", str(exc))
-            return
-        self.finish(run, status or "interrupted")
+    @staticmethod
+    async def _drive(body: Body) -> ServerRunStatus | None:
+        return await body
 
-    def _on_task_done(self, run: LiveRun, body: Body, endings: Endings) -> None:
+    def _on_task_done(
+        self, run: LiveRun, body: Body, endings: Endings, task: asyncio.Task[ServerRunStatus | None]
+    ) -> None:
         body.close()  # NOTE: a task cancelled before its first step never awaited its body.
-        if run.running:  # stopped (possibly before its first step)
-            if run.stop_cause == "lost":
-                self._take_ending(run)
-            elif run.stop_cause == "shutdown":
-                self.emit(run, _shutdown_event())
-                self.finish(run, "interrupted", "server_shutdown")
+        wrap_up = asyncio.get_running_loop().create_task(self._wrap_up(run, endings, task))
+        self._wrap_ups.add(wrap_up)
+        wrap_up.add_done_callback(self._wrap_ups.discard)
+
+    async def _wrap_up(
+        self, run: LiveRun, endings: Endings, task: asyncio.Task[ServerRunStatus | None]
+    ) -> None:
+        """Persist how the generation task ended, then tell readers and other processes."""
+        try:
+            if task.cancelled():
+                await self._end_stopped(run, endings)
+            elif (error := task.exception()) is not None:
+                await self._end_failed(run, endings, error)
             else:
-                if endings.cancelled is not None:
-                    self.emit(run, endings.cancelled)
-                cause = "orphaned" if run.stop_cause == "orphaned" else "user_cancelled"
-                self.finish(run, "cancelled", cause)
-        run.close()
-        self.live.pop(run.key, None)
-        self.bus.release(run.key, run.status)
+                await self.finish(run, task.result() or "interrupted")
+        finally:
+            run.close()
+            self.live.pop(run.key, None)
+            self.bus.release(run.key, run.status)
         log.info(
             "run end run=%s user=%s status=%s events=%d duration=%.3fs",
             run.run_id,
@@ -293,16 +295,38 @@ class RunRegistry:
             now() - run.trace.started_at,
         )
 
-    def _take_ending(self, run: LiveRun) -> None:
+    async def _end_failed(self, run: LiveRun, endings: Endings, error: BaseException) -> None:
+        """A broken generator fails its run, not the server."""
+        log.warning("run failed run=%s", run.run_id, exc_info=error)
+        if endings.failed is not None:
+            await self.emit(run, endings.failed(str(error) or type(error).__name__))
+        await self.finish(run, "failed", "generation_failed", str(error))
+
+    async def _end_stopped(self, run: LiveRun, endings: Endings) -> None:
+        """The generation was stopped (possibly before its first step): log and persist why."""
+        if not run.running:
+            return
+        if run.stop_cause == "lost":
+            await self._take_ending(run)
+        elif run.stop_cause == "shutdown":
+            await self.emit(run, _shutdown_event())
+            await self.finish(run, "interrupted", "server_shutdown")
+        else:
+            if endings.cancelled is not None:
+                await self.emit(run, endings.cancelled)
+            cause = "orphaned" if run.stop_cause == "orphaned" else "user_cancelled"
+            await self.finish(run, "cancelled", cause)
+
+    async def _take_ending(self, run: LiveRun) -> None:
         """Read the end another process logged for this run, for this process's readers."""
-        for _row, frame in runlog.load_rows(self.db, run.key, run.last_row):
+        for _row, frame in await runlog.load_rows(self.db, run.key, run.last_row):
             run.record(frame.seq, frame.data, None)
-        row = runlog.run_row(self.db, run.meta.user_id, run.run_id)
+        row = await runlog.run_row(self.db, run.meta.user_id, run.run_id)
         run.end(row["status"] if row is not None else "interrupted")
 
-    def _flush(self, run: LiveRun) -> None:
+    async def _flush(self, run: LiveRun) -> None:
         if run.take_dirty():
-            runlog.save_progress(
+            await runlog.save_progress(
                 self.db, run.key, run.meta.message_id, run.last_seq, run.answer.parts
             )
 
@@ -360,14 +384,14 @@ async def emit_all(
     registry: RunRegistry,
     run: LiveRun,
     events: AsyncIterator[StreamEvent],
-    on_event: Callable[[StreamEvent], None] | None = None,
+    on_event: Callable[[StreamEvent], Awaitable[None]] | None = None,
 ) -> ServerRunStatus | None:
     """A generator's whole run: emit each event; the status is its terminal event's."""
     status: ServerRunStatus | None = None
     async for event in events:
-        registry.emit(run, event)
+        await registry.emit(run, event)
         if on_event is not None:
-            on_event(event)
+            await on_event(event)
         if isinstance(event, DoneEvent):
             status = "cancelled" if event.stop_reason == "cancelled" else "completed"
         elif isinstance(event, ErrorEvent):

@@ -58,7 +58,7 @@ class RemoteReader:
         loop = asyncio.get_running_loop()
         next_keepalive = loop.time() + keepalive_s
         async with self.bus.reading(self.key):
-            while self._running():
+            while await self._running():
                 block_s = min(STATUS_CHECK_S, max(next_keepalive - loop.time(), 0.001))
                 position, entries = await self.bus.read_tail(self.key, position, block_s)
                 if await self._write_entries(entries):
@@ -83,7 +83,7 @@ class RemoteReader:
         return False
 
     async def _write_logged(self) -> None:
-        for row, frame in runlog.load_rows(self.db, self.key, self.last_row):
+        for row, frame in await runlog.load_rows(self.db, self.key, self.last_row):
             await self._write(row, frame)
 
     async def _write(self, row: int, frame: Frame) -> None:
@@ -91,8 +91,8 @@ class RemoteReader:
         if frame.seq is None or frame.seq > self.after:
             await self.response.write(encode_frame(frame))
 
-    def _running(self) -> bool:
-        row = self.db.one("SELECT status FROM runs WHERE id = ?", (self.key,))
+    async def _running(self) -> bool:
+        row = await self.db.one("SELECT status FROM runs WHERE id = ?", (self.key,))
         return row is not None and row["status"] == "running"
 
 
@@ -115,7 +115,7 @@ async def watch_owners(registry: RunRegistry, lease_s: float) -> None:
         try:
             unowned = await unowned_runs(registry, lease_s)
             for key in unowned & suspects:
-                interrupt_lost_run(registry, key)
+                await interrupt_lost_run(registry, key)
         except sqlite3.Error:  # NOTE: a database busy past its timeout: the next check will do
             log.warning("cannot check the runs' owners now", exc_info=True)
             continue
@@ -126,14 +126,14 @@ async def unowned_runs(registry: RunRegistry, lease_s: float) -> set[str]:
     """The runs persisted ``running`` whose lease no process holds. A run younger than one
     lease is left out: its owner may not have claimed it yet."""
     unowned = set()
-    for key in runlog.running_runs(registry.db, started_before=now() - lease_s):
+    for key in await runlog.running_runs(registry.db, started_before=now() - lease_s):
         if key not in registry.live and not await registry.bus.owner_alive(key):
             unowned.add(key)
     return unowned
 
 
-def interrupt_lost_run(registry: RunRegistry, key: str) -> None:
+async def interrupt_lost_run(registry: RunRegistry, key: str) -> None:
     """End a run whose owner is gone ``interrupted`` (``worker_lost``) and wake its readers."""
-    if runlog.interrupt(registry.db, key, runlog.worker_lost_event, "worker_lost"):
+    if await runlog.interrupt(registry.db, key, runlog.worker_lost_event, "worker_lost"):
         registry.bus.release(key, "interrupted")
         log.warning("run interrupted: its process is gone run=%s", runlog.public_id(key))

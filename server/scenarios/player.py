@@ -107,7 +107,7 @@ class ScenarioPlayer:
     async def _step(self, step: Step) -> None:
         match step:
             case EventStep(event=event):
-                self._event(event)
+                await self._event(event)
             case RawStep() | RawB64Step():
                 self.channel.send(Write(step.data))
             case KeepaliveStep():
@@ -121,7 +121,7 @@ class ScenarioPlayer:
             case CloseStep(close=mode):
                 self.channel.send(Close(mode))
 
-    def _event(self, given: dict[str, Any]) -> None:
+    async def _event(self, given: dict[str, Any]) -> None:
         payload = dict(given)
         payload.setdefault("runId", self.run.run_id)
         if "seq" not in payload:
@@ -129,7 +129,7 @@ class ScenarioPlayer:
         seq = payload["seq"] if type(payload["seq"]) is int else None
         self.last_seq = seq if seq is not None else self.last_seq + 1
         payload.setdefault("done", payload.get("type") in ("done", "error"))
-        frame = self.registry.append(self.run, seq, dumps(payload))
+        frame = await self.registry.append(self.run, seq, dumps(payload))
         if frame is not None:
             self.channel.send(Write(encode_frame(frame), event=True, seq=seq))
         if self.status is None:
@@ -147,7 +147,7 @@ async def stream_scenario(
         if first.has_json or status >= 400:
             return _status_answer(first)
     turn = dataclasses.replace(turn, meta=dataclasses.replace(turn.meta, kind="scenario"))
-    create_rows(svc.db, turn)
+    await create_rows(svc.db, turn)
     run, channel = svc.runs.register(turn.meta), Channel()
     svc.runs.start(run, ScenarioPlayer(svc.runs, run, channel).play(steps))
     response = await open_sse(request, status, headers)

@@ -96,9 +96,9 @@ async def wait_stopped(server: TestServer, run_id: str, timeout: float = 5.0) ->
             await run.stopped.wait()
 
 
-def logged_events(server: TestServer, run_id: str) -> list[JsonObject]:
-    """The run's event log as persisted in SQLite."""
-    rows = services_of(server).db.all(
+async def logged_events(server: TestServer, run_id: str) -> list[JsonObject]:
+    """The run's event log as persisted in the database."""
+    rows = await services_of(server).db.all(
         "SELECT data FROM run_events WHERE run_id LIKE '%/' || ? ORDER BY id", (run_id,)
     )
     return [json.loads(row["data"]) for row in rows]

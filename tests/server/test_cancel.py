@@ -43,7 +43,7 @@ async def test_cancel_mid_stream_stops_the_task_and_keeps_partial_text(
     events = first + rest
     assert_valid_run_stream(events, "run_mid")
     assert events[-1]["type"] == "done" and events[-1]["stopReason"] == "cancelled"
-    assert logged_events(server, "run_mid") == events, "the log ends at the cancel"
+    assert await logged_events(server, "run_mid") == events, "the log ends at the cancel"
     trace = await api.trace("run_mid")
     assert trace["cancelRequested"] and trace["generationStopped"]
     assert (await api.run("run_mid"))["reason"] == "user_cancelled"
@@ -68,7 +68,7 @@ async def test_cancel_after_completion_answers_completed(api: Api, server: TestS
     events = await api.run_turn(chat_id, runId="run_done")
     await wait_stopped(server, "run_done")
     assert await api.cancel("run_done") == "completed"
-    assert logged_events(server, "run_done") == events, "a late cancel appends nothing"
+    assert await logged_events(server, "run_done") == events, "a late cancel appends nothing"
     assert (await api.run("run_done"))["status"] == "completed"
 
 
@@ -79,7 +79,7 @@ async def test_cancel_before_first_event_of_a_scenario(api: Api, server: TestSer
     assert response.status == 200
     assert await api.cancel("run_early") == "cancelled"
     assert await response.read() == b"", "a scenario adds nothing of its own"
-    assert logged_events(server, "run_early") == []
+    assert await logged_events(server, "run_early") == []
     assert (await api.trace("run_early"))["generationStopped"] is True
 
 
@@ -166,5 +166,5 @@ async def test_a_server_shutdown_interrupts_runs_instead_of_cancelling_them(
     assert (await api.run("run_shutdown"))["status"] == "interrupted"
     trace = await api.trace("run_shutdown")
     assert (trace["cancelRequested"], trace["generationStopped"]) == (False, True)
-    events = logged_events(server, "run_shutdown")
+    events = await logged_events(server, "run_shutdown")
     assert not any(e["type"] == "done" and e["stopReason"] == "cancelled" for e in events)

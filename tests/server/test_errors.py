@@ -157,7 +157,7 @@ async def test_expired_attachment_is_unavailable(api: Api) -> None:
     form = FormData()
     form.add_field("file", b"old", filename="old.txt", content_type="text/plain")
     attachment = await api.json("POST", "/api/attachments", expect=201, data=form)
-    services_of(api.server).db.execute(
+    await services_of(api.server).db.execute(
         "UPDATE attachments SET expires_at = ? WHERE id = ?",
         (now() - 1, attachment["attachmentId"]),
     )

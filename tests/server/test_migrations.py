@@ -5,14 +5,58 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from server.db import MIGRATIONS, SCHEMA, Database
+from server.db import SqliteDatabase
+from server.migrations import head_revision
 from server.runs.log import load_frames, run_row
 
+# NOTE: the tables as the first Riacho wrote them (``PRAGMA user_version`` 0), kept verbatim:
+# a file made then must still open.
+FIRST_SCHEMA = """
+CREATE TABLE IF NOT EXISTS users (
+    id TEXT PRIMARY KEY, name TEXT UNIQUE NOT NULL, created_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions (
+    token TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users(id), created_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS chats (
+    id TEXT PRIMARY KEY, user_id TEXT NOT NULL, title TEXT NOT NULL,
+    created_at REAL NOT NULL, updated_at REAL NOT NULL, last_model_id TEXT,
+    compacted_at REAL, summary_tokens INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS chats_user ON chats(user_id, updated_at);
+CREATE TABLE IF NOT EXISTS messages (
+    id TEXT PRIMARY KEY, chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+    role TEXT NOT NULL, content TEXT NOT NULL DEFAULT '', attachments TEXT NOT NULL DEFAULT '[]',
+    reply_to TEXT, run_id TEXT, attempt INTEGER, status TEXT, stop_reason TEXT,
+    parts TEXT NOT NULL DEFAULT '[]', model_id TEXT,
+    created_at REAL NOT NULL, updated_at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS messages_chat ON messages(chat_id);
+CREATE INDEX IF NOT EXISTS messages_run ON messages(run_id);
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY, user_id TEXT NOT NULL, chat_id TEXT NOT NULL,
+    message_id TEXT NOT NULL, user_message_id TEXT NOT NULL, attempt INTEGER NOT NULL,
+    kind TEXT NOT NULL, status TEXT NOT NULL, last_seq INTEGER NOT NULL DEFAULT 0,
+    error TEXT, created_at REAL NOT NULL, ended_at REAL,
+    events_expired INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS runs_chat ON runs(chat_id);
+CREATE TABLE IF NOT EXISTS run_events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, seq INTEGER,
+    data TEXT NOT NULL, created_at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS run_events_run ON run_events(run_id, id);
+CREATE TABLE IF NOT EXISTS chat_model_usage (
+    chat_id TEXT PRIMARY KEY REFERENCES chats(id) ON DELETE CASCADE,
+    used_tokens INTEGER NOT NULL, max_tokens INTEGER NOT NULL, updated_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS chat_summaries (
+    chat_id TEXT PRIMARY KEY REFERENCES chats(id) ON DELETE CASCADE,
+    text TEXT NOT NULL, created_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS attachments (
+    id TEXT PRIMARY KEY, user_id TEXT NOT NULL, name TEXT NOT NULL, size INTEGER NOT NULL,
+    mime_type TEXT NOT NULL, data BLOB NOT NULL, created_at REAL NOT NULL,
+    expires_at REAL NOT NULL);
+"""
 
-def test_an_older_database_is_migrated_and_its_runs_keyed_per_user(tmp_path: Path) -> None:
+
+async def test_an_older_database_is_migrated_and_its_runs_keyed_per_user(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
     with sqlite3.connect(path) as old:  # NOTE: the schema before any migration
-        old.executescript(SCHEMA)
+        old.executescript(FIRST_SCHEMA)
         old.execute("INSERT INTO users VALUES ('usr_a', 'ana', 0)")
         old.execute(
             "INSERT INTO runs (id, user_id, chat_id, message_id, user_message_id, attempt,"
@@ -23,23 +67,24 @@ def test_an_older_database_is_migrated_and_its_runs_keyed_per_user(tmp_path: Pat
             "INSERT INTO run_events (run_id, seq, data, created_at)"
             " VALUES ('run_1', 1, '{\"type\":\"text\"}', 0)"
         )
-    db = Database(str(path))
+    db = SqliteDatabase(str(path))
     try:
-        assert db.one("PRAGMA user_version")[0] == len(MIGRATIONS)
-        row = run_row(db, "usr_a", "run_1")
+        assert await revision_of(db) == head_revision()
+        row = await run_row(db, "usr_a", "run_1")
         assert row is not None and row["reason"] is None
-        assert [frame.seq for frame in load_frames(db, row["id"], 0)] == [1]
-        assert db.one("SELECT password_hash FROM users WHERE id = 'usr_a'")[0] is None
+        assert [frame.seq for frame in await load_frames(db, row["id"], 0)] == [1]
+        found = await db.one("SELECT password_hash FROM users WHERE id = 'usr_a'")
+        assert found is not None and found["password_hash"] is None
     finally:
-        db.close()
-    reopened = Database(str(path))  # NOTE: a second start changes nothing
+        await db.close()
+    reopened = SqliteDatabase(str(path))  # NOTE: a second start changes nothing
     try:
-        assert run_row(reopened, "usr_a", "run_1") is not None
+        assert await run_row(reopened, "usr_a", "run_1") is not None
     finally:
-        reopened.close()
+        await reopened.close()
 
 
-def test_user_messages_of_an_older_database_follow_the_latest_attempt_before_them(
+async def test_user_messages_of_an_older_database_follow_the_latest_attempt_before_them(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "old.db"
@@ -51,7 +96,7 @@ def test_user_messages_of_an_older_database_follow_the_latest_attempt_before_the
         ("a2", "assistant", "q2", 1),
     ]
     with sqlite3.connect(path) as old:
-        old.executescript(SCHEMA)
+        old.executescript(FIRST_SCHEMA)
         old.execute(
             "INSERT INTO chats (id, user_id, title, created_at, updated_at)"
             " VALUES ('c1', 'u', 't', 0, 0)"
@@ -62,9 +107,46 @@ def test_user_messages_of_an_older_database_follow_the_latest_attempt_before_the
                 " updated_at) VALUES (?, 'c1', ?, ?, ?, 0, 0)",
                 (message_id, role, reply_to, attempt),
             )
-    db = Database(str(path))
+    db = SqliteDatabase(str(path))
     try:
-        parents = dict(db.all("SELECT id, reply_to FROM messages"))
+        parents = {row["id"]: row["reply_to"] for row in await db.all("SELECT * FROM messages")}
         assert parents == {"q1": None, "a1": "q1", "a1b": "q1", "q2": "a1b", "a2": "q2"}
     finally:
-        db.close()
+        await db.close()
+
+
+async def revision_of(db: SqliteDatabase) -> str:
+    row = await db.one("SELECT version_num FROM alembic_version")
+    assert row is not None
+    return str(row["version_num"])
+
+
+async def test_a_file_part_way_through_the_old_steps_gets_only_the_steps_after_it(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as old:  # NOTE: the first two old steps were applied already
+        old.executescript(FIRST_SCHEMA)
+        old.execute("ALTER TABLE users ADD COLUMN password_hash TEXT")
+        old.execute("ALTER TABLE runs ADD COLUMN reason TEXT")
+        old.execute("PRAGMA user_version = 2")
+        old.execute(
+            "INSERT INTO users (id, name, created_at, password_hash) VALUES ('u', 'ana', 0, 'h')"
+        )
+    db = SqliteDatabase(str(path))  # NOTE: re-adding a column would fail: "duplicate column"
+    try:
+        assert await revision_of(db) == head_revision()
+        row = await db.one("SELECT password_hash FROM users WHERE id = 'u'")
+        assert row is not None and row["password_hash"] == "h"
+    finally:
+        await db.close()
+
+
+async def test_a_new_file_is_made_at_the_newest_revision(tmp_path: Path) -> None:
+    db = SqliteDatabase(str(tmp_path / "new.db"))
+    try:
+        assert await revision_of(db) == head_revision()
+        columns = {row["name"] for row in await db.all("PRAGMA table_info(runs)")}
+        assert {"reason", "events_expired", "last_seq"} <= columns
+    finally:
+        await db.close()

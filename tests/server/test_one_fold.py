@@ -24,7 +24,7 @@ from app.state.state import ChatState, State
 from app.wire.api import ChatDetail
 from app.wire.protocol import EVENT_ADAPTER, StreamEvent
 from server.config import Config
-from server.db import Database, iso, now
+from server.db import SqliteDatabase, iso, now
 from server.routes.chats import chat_messages
 from server.runs.live import RunMeta
 from server.runs.registry import RunRegistry
@@ -111,9 +111,9 @@ def streamed_and_reloaded(events: list[StreamEvent]) -> tuple[Parts, Parts]:
     reload: through the registry and SQLite, the chat as JSON, the page's history loader."""
 
     async def persist() -> tuple[list[dict[str, Any]], list[str]]:
-        db = Database(":memory:")
+        db = SqliteDatabase(":memory:")
         stamp = now()
-        db.insert(
+        await db.insert(
             "chats",
             {"id": "c1", "user_id": "u", "title": "t", "created_at": stamp, "updated_at": stamp},
         )
@@ -128,10 +128,10 @@ def streamed_and_reloaded(events: list[StreamEvent]) -> tuple[Parts, Parts]:
                 "status": "running",
             },
         ):
-            db.insert(
+            await db.insert(
                 "messages", {"chat_id": "c1", "created_at": stamp, "updated_at": stamp, **row}
             )
-        db.insert(
+        await db.insert(
             "runs",
             {
                 "id": "r1",
@@ -147,9 +147,9 @@ def streamed_and_reloaded(events: list[StreamEvent]) -> tuple[Parts, Parts]:
         )
         registry = RunRegistry(db, Config())
         run = registry.register(RunMeta("r1", "u", "c1", "a1", "u1", 1, "demo"))
-        sent = [frame.data for event in events if (frame := registry.emit(run, event))]
-        registry.finish(run, "completed")
-        return chat_messages(db, "c1"), sent
+        sent = [frame.data for event in events if (frame := await registry.emit(run, event))]
+        await registry.finish(run, "completed")
+        return await chat_messages(db, "c1"), sent
 
     messages, sent = asyncio.run(persist())
     wire = json.dumps(

@@ -117,11 +117,14 @@ async def test_a_body_query_and_host_reach_the_worker_unchanged(
     pair, upstreams = workers
     url = await proxy_url(upstreams[:1])
     payload = b'{"prompt": "ol\xc3\xa1"}' * 1000
-    async with ClientSession() as client, client.post(
-        URL(url + "/api/echo?x=1&y=%2F&z=%26", encoded=True),
-        data=payload,
-        headers={"Content-Type": "application/json", "Origin": url},
-    ) as response:
+    async with (
+        ClientSession() as client,
+        client.post(
+            URL(url + "/api/echo?x=1&y=%2F&z=%26", encoded=True),
+            data=payload,
+            headers={"Content-Type": "application/json", "Origin": url},
+        ) as response,
+    ):
         assert await response.read() == payload
         assert response.headers["X-Worker"] == "a"
     request = pair[0].seen[-1]

@@ -11,14 +11,15 @@ import contextlib
 import json
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import pytest
 
 from app.wire.api import ServerRunStatus
 from server.config import Config
-from server.db import Database
+from server.db import SqliteDatabase
 from server.runs import log as runlog
 from server.runs.bus import Ended, LocalBus, Logged, TailEntry
 from server.runs.log import Frame
@@ -29,6 +30,20 @@ from tests.server.conftest import MakeApi, StartServer, logged_events, services_
 from tests.server.helpers import events_of, read_events
 
 KEY = "usr_a/run_x"
+T = TypeVar("T")
+
+
+def at_once(call: Coroutine[Any, Any, T]) -> T:
+    """A SQLite call run to its end now: they never suspend (server/db.py), so the owner, a
+    stand-in for another process, writes between a reader's steps as a scripted batch says."""
+    try:
+        call.send(None)
+    except StopIteration as done:
+        result: T = done.value
+        return result
+    raise AssertionError("a SQLite call suspended")
+
+
 Batch = Callable[["Owner"], list[TailEntry]]
 
 
@@ -36,17 +51,18 @@ Batch = Callable[["Owner"], list[TailEntry]]
 class Owner:
     """The process generating the run: logs frames (the log always has a frame first)."""
 
-    db: Database
+    db: SqliteDatabase
     rows: dict[int, int] = field(default_factory=dict)  # seq -> row id
 
     def log(self, seq: int) -> Logged:
         data = f'{{"type":"text","text":"t{seq}","runId":"run_x","seq":{seq},"done":false}}'
-        row = runlog.insert_event(self.db, KEY, seq, data)
+        row = at_once(runlog.insert_event(self.db, KEY, seq, data))
+        assert row is not None
         self.rows[seq] = row
         return Logged(row, self.rows.get(seq - 1, 0), Frame(seq, data))
 
     def end(self) -> Ended:
-        self.db.execute("UPDATE runs SET status = 'completed' WHERE id = ?", (KEY,))
+        at_once(self.db.execute("UPDATE runs SET status = 'completed' WHERE id = ?", (KEY,)))
         return Ended("completed")
 
 
@@ -77,14 +93,16 @@ class Written:
 
 @pytest.fixture
 def owner() -> Iterator[Owner]:
-    db = Database(":memory:")
-    db.execute(
-        "INSERT INTO runs (id, user_id, chat_id, message_id, user_message_id, attempt, kind,"
-        " status, created_at) VALUES (?, 'usr_a', 'c', 'm', 'u', 1, 'demo', 'running', 0)",
-        (KEY,),
+    db = SqliteDatabase(":memory:")
+    at_once(
+        db.execute(
+            "INSERT INTO runs (id, user_id, chat_id, message_id, user_message_id, attempt, kind,"
+            " status, created_at) VALUES (?, 'usr_a', 'c', 'm', 'u', 1, 'demo', 'running', 0)",
+            (KEY,),
+        )
     )
     yield Owner(db)
-    db.close()
+    at_once(db.close())
 
 
 async def read(owner: Owner, batches: list[Batch], after: int = 0) -> list[int]:
@@ -136,7 +154,7 @@ async def test_a_finished_run_is_read_from_its_log_alone(
     owner: Owner, status: ServerRunStatus
 ) -> None:
     logged_before(owner, range(1, 3))
-    owner.db.execute("UPDATE runs SET status = ? WHERE id = ?", (status, KEY))
+    await owner.db.execute("UPDATE runs SET status = ? WHERE id = ?", (status, KEY))
     assert await read(owner, []) == [1, 2]
 
 
@@ -167,7 +185,7 @@ async def watched(owner: Owner, held: list[bool]) -> str:
         async with asyncio.timeout(2.0):
             await leases.checked.wait()  # NOTE: the watcher acts on it before it yields
     watcher.cancel()
-    row = owner.db.one("SELECT status, reason FROM runs WHERE id = ?", (KEY,))
+    row = await owner.db.one("SELECT status, reason FROM runs WHERE id = ?", (KEY,))
     assert row is not None
     return f"{row['status']} {row['reason']}"
 
@@ -175,7 +193,7 @@ async def watched(owner: Owner, held: list[bool]) -> str:
 async def test_a_run_whose_lease_is_gone_twice_in_a_row_is_interrupted(owner: Owner) -> None:
     logged_before(owner, range(1, 3))
     assert await watched(owner, [True, False, False]) == "interrupted worker_lost"
-    last = json.loads(runlog.load_frames(owner.db, KEY, 0)[-1].data)
+    last = json.loads((await runlog.load_frames(owner.db, KEY, 0))[-1].data)
     assert (last["seq"], last["type"], last["code"], last["done"]) == (
         3,
         "error",
@@ -198,12 +216,12 @@ async def test_a_run_another_process_took_for_lost_stops_here_with_its_ending(
     svc = services_of(server)
     key = next(key for key in svc.runs.live if key.endswith("/run_taken"))
     # NOTE: as another process does when this one's lease expired (a stalled event loop)
-    assert runlog.interrupt(svc.db, key, runlog.worker_lost_event, "worker_lost") is not None
+    assert await runlog.interrupt(svc.db, key, runlog.worker_lost_event, "worker_lost") is not None
     events = seen + events_of(await response.read())
     await wait_stopped(server, "run_taken")
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
     assert (events[-1]["type"], events[-1]["code"]) == ("error", "worker_lost")
-    assert logged_events(server, "run_taken") == events
+    assert await logged_events(server, "run_taken") == events
     info = await api.run("run_taken")
     assert (info["status"], info["reason"], info["lastSeq"]) == (
         "interrupted",

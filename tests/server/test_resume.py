@@ -104,7 +104,7 @@ async def test_sweeper_drops_logs_after_retention(
     api = await make_api("alice", on=server)
     run_id = (await api.run_turn(await api.new_chat(), "x"))[0]["runId"]
     await wait_stopped(server, run_id)
-    assert runlog.expire_logs(services_of(server).db, 0.0) == 1
-    assert logged_events(server, run_id) == []
+    assert await runlog.expire_logs(services_of(server).db, 0.0) == 1
+    assert await logged_events(server, run_id) == []
     response = await api.client.get(f"/api/runs/{run_id}/events", headers={"Last-Event-ID": "0"})
     assert (response.status, (await response.json())["error"]["code"]) == (410, "events_expired")

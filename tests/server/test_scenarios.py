@@ -58,7 +58,7 @@ async def test_event_steps_get_run_id_seq_and_done_unless_given(api: Api) -> Non
 async def test_event_steps_go_to_the_log_and_the_message(api: Api, server: TestServer) -> None:
     body = await play(api, [text("Hel"), text("lo"), {"event": DONE}], run_id="run_log")
     await wait_stopped(server, "run_log")
-    assert logged_events(server, "run_log") == events_of(body)
+    assert await logged_events(server, "run_log") == events_of(body)
     chats = await api.json("GET", "/api/chats")
     message = (await api.json("GET", f"/api/chats/{chats[0]['id']}"))["messages"][-1]
     assert (message["text"], message["status"], message["partial"]) == ("Hello", "completed", False)

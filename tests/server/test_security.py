@@ -47,8 +47,8 @@ async def test_test_routes_need_a_session(make_api: MakeApi) -> None:
 async def _password_server(start_server: StartServer) -> TestServer:
     server = await start_server(auth="password")
     db = services_of(server).db
-    ensure_user(db, "ana", hash_password("s3cret-pass"))
-    ensure_user(db, "bo", hash_password("other-pass"))
+    await ensure_user(db, "ana", hash_password("s3cret-pass"))
+    await ensure_user(db, "bo", hash_password("other-pass"))
     return server
 
 
