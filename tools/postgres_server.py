@@ -164,6 +164,8 @@ def _server_dir(workdir: Path, account: _Account, stack: list[Path]) -> Path:
     (appended to ``stack``: removed when the server has stopped).
     """
     directory = workdir / "postgres"
+    if directory.exists():
+        raise RuntimeError(f"postgres: {directory} exists (an earlier server's?): use a new dir")
     if account.reaches(workdir):
         directory.mkdir()
     else:
@@ -297,9 +299,9 @@ def running_postgres_process(
         raise RuntimeError("postgres: no server binaries; run `python tools/postgres_server.py`")
     account, log = _Account(), workdir / "postgres.log"
     removals: list[Path] = []
-    log.write_bytes(b"")
     try:
         directory = _server_dir(workdir, account, removals)
+        log.write_bytes(b"")
         data = directory / "data"
         _initdb(bin_dir, data, account, log)
         port = free_port()
@@ -338,13 +340,18 @@ def _run(directory: Path, bin_dir: Path) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _interrupt)
     directory.mkdir(parents=True, exist_ok=True)
-    with running_postgres_process(directory.resolve(), bin_dir) as (url, process):
-        print(url, flush=True)
-        print(f"postgres: log in {directory / 'postgres.log'}; Ctrl-C stops it", file=sys.stderr)
-        try:
-            process.wait()
-        except KeyboardInterrupt:
-            return 0
+    try:
+        with running_postgres_process(directory.resolve(), bin_dir) as (url, process):
+            print(url, flush=True)
+            log = directory / "postgres.log"
+            print(f"postgres: log in {log}; Ctrl-C stops the server", file=sys.stderr)
+            try:
+                process.wait()
+            except KeyboardInterrupt:
+                return 0
+    except RuntimeError as error:
+        print(error, file=sys.stderr)
+        return 1
     print(f"postgres: the server exited with {process.returncode}", file=sys.stderr)
     return 1
 
