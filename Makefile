@@ -5,6 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
 ARGS ?=
+ARGS_CLUSTER ?=
 
 .PHONY: setup run run-cluster test test-unit test-e2e test-e2e-cluster lint bench bench-cluster dist screenshots clean
 
@@ -25,11 +26,12 @@ setup: $(VENV)/.runtime
 run: setup
 	$(PY) -m server --host 127.0.0.1 --port $(PORT) $(ARGS)
 
-# Redis (installed from the distribution when missing), WORKERS workers on one SQLite file and
-# a round-robin proxy on PORT; ARGS go to every worker.
+# Redis and a throwaway PostgreSQL (installed from the distribution when missing), WORKERS
+# workers on that database and a round-robin proxy on PORT; ARGS go to every worker.
+# ARGS_CLUSTER=--sqlite: the workers share .cache/cluster/riacho.db instead.
 WORKERS ?= 2
 run-cluster: setup
-	$(PY) tools/cluster.py --workers $(WORKERS) --port $(PORT) -- $(ARGS)
+	$(PY) tools/cluster.py --workers $(WORKERS) --port $(PORT) $(ARGS_CLUSTER) -- $(ARGS)
 
 # NOTE: two pytest runs: Playwright's sync API keeps an event loop running in the main thread,
 # which the asyncio tests of the core and the server cannot share. The end-to-end suite runs

@@ -1,9 +1,10 @@
 """Several ``python -m server`` processes on one SQLite file and one real ``redis-server``.
 
 ``redis_server`` finds or installs the binary (tools/redis_server.py: apt-get as root) and runs
-it on a free port in a temporary directory, without persistence. ``Worker`` is one server
-process; ``WorkerApi`` is one user's client of it (a user's cookie works on every worker: the
-sessions are in the shared database).
+it on a free port in a temporary directory, without persistence; ``postgres_server`` does the
+same for PostgreSQL (tools/postgres_server.py: a fresh cluster without fsync, database
+``riacho``). ``Worker`` is one server process; ``WorkerApi`` is one user's client of it (a
+user's cookie works on every worker: the sessions are in the shared database).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -41,6 +42,11 @@ def _tool(name: str) -> ModuleType:
 
 
 ensure_redis_server: Callable[[], str | None] = _tool("redis_server").ensure_redis_server
+_postgres_tool = _tool("postgres_server")
+ensure_postgres_bin: Callable[[], Path | None] = _postgres_tool.ensure_postgres_bin
+running_postgres: Callable[[Path, Path], AbstractContextManager[str]] = (
+    _postgres_tool.running_postgres
+)
 
 START_TIMEOUT_S = 30.0
 
@@ -87,6 +93,16 @@ def redis_server(workdir: Path) -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@contextmanager
+def postgres_server(workdir: Path) -> Iterator[str]:
+    """A throw-away PostgreSQL (no fsync) on a free port; yields its database ``riacho``'s URL."""
+    bin_dir = ensure_postgres_bin()
+    if bin_dir is None:
+        pytest.fail("no PostgreSQL: run `python tools/postgres_server.py` for what to install")
+    with running_postgres(workdir, bin_dir) as url:
+        yield url
 
 
 @dataclass
