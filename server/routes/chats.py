@@ -79,11 +79,12 @@ async def list_chats(request: web.Request) -> web.Response:
             (user_id,),
         )
         return answer_payload([_summary(row) for row in rows])
+    # NOTE: case-blind on both engines (PostgreSQL's LIKE minds case; SQLite's does not)
     pattern = "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
     rows = await db.all(
-        "SELECT * FROM chats c WHERE c.user_id = ? AND (c.title LIKE ? ESCAPE '\\'"
+        "SELECT * FROM chats c WHERE c.user_id = ? AND (lower(c.title) LIKE lower(?) ESCAPE '\\'"
         " OR EXISTS (SELECT 1 FROM messages m WHERE m.chat_id = c.id"
-        " AND m.content LIKE ? ESCAPE '\\'))"
+        " AND lower(m.content) LIKE lower(?) ESCAPE '\\'))"
         " ORDER BY c.updated_at DESC, c.rowid DESC",
         (user_id, pattern, pattern),
     )

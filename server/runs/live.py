@@ -171,9 +171,14 @@ class LiveRun:
         self.trace.status = status
         self.notify()
 
+    def generation_ended(self) -> None:
+        """The generation task is over (its end is persisted next)."""
+        self.trace.generation_stopped_at = self.trace.generation_stopped_at or now()
+
     def close(self) -> None:
-        """The generation task is over: readers are told, timers disarmed."""
-        self.trace.generation_stopped_at = now()
+        """The generation task is over and its end persisted: readers are told, timers
+        disarmed."""
+        self.generation_ended()
         self.disarm_orphan_timer()
         self.stopped.set()
         self.notify()

@@ -67,7 +67,7 @@ async def insert_event(db: Database, run_id: str, seq: int | None, data: str) ->
     """
     rows = await db.all(
         "INSERT INTO run_events (run_id, seq, data, created_at)"
-        " SELECT ?, CAST(? AS INTEGER), ?, CAST(? AS DOUBLE PRECISION)"
+        " SELECT ?, CAST(? AS BIGINT), ?, CAST(? AS DOUBLE PRECISION)"
         " WHERE COALESCE((SELECT status FROM runs WHERE id = ?"
         f"{db.for_share}), 'running') = 'running' RETURNING id",
         (run_id, seq, data, now(), run_id),

@@ -267,6 +267,7 @@ class RunRegistry:
         self, run: LiveRun, body: Body, endings: Endings, task: asyncio.Task[ServerRunStatus | None]
     ) -> None:
         body.close()  # NOTE: a task cancelled before its first step never awaited its body.
+        run.generation_ended()
         wrap_up = asyncio.get_running_loop().create_task(self._wrap_up(run, endings, task))
         self._wrap_ups.add(wrap_up)
         wrap_up.add_done_callback(self._wrap_ups.discard)

@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 import json
 import logging
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,15 +22,50 @@ from server.runs.live import LiveRun
 from server.services import SERVICES, Services
 from tests.provider_fake import FakeProvider, Kind
 from tests.server.helpers import Api, JsonObject
+from tests.server.workers import fresh_postgres_database, postgres_server
 
 MakeApi = Callable[..., Awaitable[Api]]
 
 
+#: ``RIACHO_TEST_DB=postgresql``: every server of these tests on a throwaway PostgreSQL (a new
+#: database per test) instead of a new SQLite file (``make test-server-postgres``)
+DB_ENV = "RIACHO_TEST_DB"
+
+
+def on_postgres() -> bool:
+    return os.environ.get(DB_ENV) == "postgresql"
+
+
+@pytest.fixture(scope="session")
+def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A throwaway PostgreSQL server for the session (started only when a test asks)."""
+    with postgres_server(tmp_path_factory.mktemp("postgres")) as url:
+        yield url
+
+
 @pytest.fixture
-def config(tmp_path: Path) -> Config:
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """This test's database: a new SQLite file, or a new PostgreSQL database."""
+    if on_postgres():
+        return fresh_postgres_database(request.getfixturevalue("postgres_url"))
+    return str(tmp_path / "riacho.db")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """On PostgreSQL, tests of SQLite files as such are skipped (they run in the SQLite pass)."""
+    if not on_postgres():
+        return
+    skip = pytest.mark.skip(reason="about SQLite files; runs when the tests run on SQLite")
+    for item in items:
+        if item.get_closest_marker("sqlite_only"):
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def config(database: str) -> Config:
     """Fast settings: no token delay, long keepalive and orphan timers, hooks on."""
     return Config(
-        db_path=str(tmp_path / "riacho.db"),
+        db_path=database,
         test_hooks=True,
         keepalive_s=30.0,
         retention_s=3600.0,

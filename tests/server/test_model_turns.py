@@ -11,7 +11,15 @@ from typing import Any
 import pytest
 
 from tests.provider_fake import Kind, Reply, chat_reply
-from tests.server.conftest import MODEL_ID, TEST_KEY, FakeEndpoint, MakeApi, ModelApi, StartServer
+from tests.server.conftest import (
+    MODEL_ID,
+    TEST_KEY,
+    FakeEndpoint,
+    MakeApi,
+    ModelApi,
+    StartServer,
+    wait_stopped,
+)
 from tests.server.conftest import provider_settings as settings_for
 from tests.server.helpers import JsonObject, assert_valid_run_stream, events_of, read_events
 
@@ -452,6 +460,7 @@ async def test_orphaned_run_closes_the_provider_connection(
     await read_events(response, 2)
     response.close()  # NOTE: the reader leaves; nobody resumes
     await asyncio.wait_for(fake.provider.disconnected.wait(), timeout=3)
+    await wait_stopped(api.server, "run_orphan")  # NOTE: then its end is persisted
     trace = await api.trace("run_orphan")
     assert (trace["orphaned"], trace["generationStopped"]) == (True, True)
     assert (await api.run("run_orphan"))["status"] == "cancelled"

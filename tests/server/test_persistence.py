@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
 from aiohttp.test_utils import TestServer
 
 from server.app import create_app
@@ -40,6 +41,7 @@ async def test_restart_keeps_chats_messages_runs_and_logs(
         await second.close()
 
 
+@pytest.mark.sqlite_only  # NOTE: the crash is a copy of the SQLite file
 async def test_run_cut_by_a_crash_is_interrupted_with_its_partial_text(
     make_api: MakeApi, config: Config, tmp_path: Path
 ) -> None:

@@ -9,8 +9,10 @@ user's cookie works on every worker: the sessions are in the shared database).
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
+import secrets
 import signal
 import socket
 import subprocess
@@ -25,8 +27,10 @@ from types import ModuleType
 from typing import Any
 
 import aiohttp
+import asyncpg
 import pytest
 
+from server.db import PostgresDatabase
 from tests.server.helpers import JsonObject, events_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -105,6 +109,33 @@ def postgres_server(workdir: Path) -> Iterator[str]:
         yield url
 
 
+TEMPLATE = "riacho_template"
+
+
+def fresh_postgres_database(server_url: str) -> str:
+    """A new, empty database at the newest revision on the server of ``server_url``; its URL.
+
+    # NOTE: the first call migrates a template; each database is then a copy of it (fast).
+    """
+    return asyncio.run(_fresh_postgres_database(server_url))
+
+
+async def _fresh_postgres_database(server_url: str) -> str:
+    base, _name = server_url.rsplit("/", 1)
+    admin = await asyncpg.connect(server_url)
+    try:
+        if not await admin.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", TEMPLATE):
+            await admin.execute(f"CREATE DATABASE {TEMPLATE}")
+            template = PostgresDatabase(f"{base}/{TEMPLATE}")
+            await template.open()
+            await template.close()
+        name = f"t_{secrets.token_hex(6)}"
+        await admin.execute(f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}")
+    finally:
+        await admin.close()
+    return f"{base}/{name}"
+
+
 @dataclass
 class Worker:
     """One ``python -m server`` process."""
@@ -130,7 +161,7 @@ class Worker:
         return [line for line in text.splitlines() if "Traceback" in line or " ERROR " in line]
 
 
-def start_worker(name: str, workdir: Path, db: Path, redis_url: str, *options: str) -> Worker:
+def start_worker(name: str, workdir: Path, db: Path | str, redis_url: str, *options: str) -> Worker:
     """``python -m server`` on ``db`` and ``redis_url`` with the test hooks, on a free port."""
     port, log = free_port(), workdir / f"worker-{name}.log"
     command = [sys.executable, "-m", "server", "--port", str(port), "--db", str(db)]
