@@ -13,6 +13,7 @@ changes are Alembic revisions (``server/migrations``) that run on both engines a
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import re
 import secrets
@@ -21,6 +22,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -153,11 +155,6 @@ class SqliteDatabase(Database):
         self.conn.execute("COMMIT")
 
 
-_in_transaction: contextvars.ContextVar[asyncpg.Connection[Any] | None] = contextvars.ContextVar(
-    "riacho_pg_transaction", default=None
-)
-
-
 class PostgresDatabase(Database):
     """A pool of asyncpg connections; a transaction holds one connection for its task."""
 
@@ -168,6 +165,12 @@ class PostgresDatabase(Database):
     def __init__(self, url: str) -> None:
         self.url = url
         self._pool: asyncpg.Pool[Any] | None = None
+        # NOTE: the connection of the transaction the current task is in. A task started
+        # inside a transaction inherits this context but not the transaction: the owning task
+        # is kept with it.
+        self._transaction: contextvars.ContextVar[_Held | None] = contextvars.ContextVar(
+            f"riacho_transaction_{id(self)}", default=None
+        )
 
     async def open(self) -> None:
         import asyncpg
@@ -187,8 +190,13 @@ class PostgresDatabase(Database):
         if self._pool is not None:
             await self._pool.close()
 
+    def _held(self) -> asyncpg.Connection[Any] | None:
+        """The connection of this task's transaction, if it is in one."""
+        held = self._transaction.get()
+        return held.conn if held is not None and held.task is asyncio.current_task() else None
+
     async def execute(self, sql: str, params: Sequence[SqlValue] = ()) -> int:
-        conn = _in_transaction.get()
+        conn = self._held()
         if conn is not None:
             status = await conn.execute(numbered(sql), *params)
         else:
@@ -196,7 +204,7 @@ class PostgresDatabase(Database):
         return _changed_rows(status)
 
     async def one(self, sql: str, params: Sequence[SqlValue] = ()) -> Row | None:
-        conn = _in_transaction.get()
+        conn = self._held()
         if conn is not None:
             row: Row | None = await conn.fetchrow(numbered(sql), *params)
         else:
@@ -204,21 +212,27 @@ class PostgresDatabase(Database):
         return row
 
     async def all(self, sql: str, params: Sequence[SqlValue] = ()) -> list[Row]:
-        conn = _in_transaction.get()
+        conn = self._held()
         if conn is not None:
             return list(await conn.fetch(numbered(sql), *params))
         return list(await self.pool.fetch(numbered(sql), *params))
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[None]:
-        if _in_transaction.get() is not None:
+        if self._held() is not None:
             raise RuntimeError("nested transaction")
         async with self.pool.acquire() as conn, conn.transaction():
-            token = _in_transaction.set(conn)
+            token = self._transaction.set(_Held(asyncio.current_task(), conn))
             try:
                 yield
             finally:
-                _in_transaction.reset(token)
+                self._transaction.reset(token)
+
+
+@dataclass(frozen=True, slots=True)
+class _Held:
+    task: asyncio.Task[Any] | None
+    conn: asyncpg.Connection[Any]
 
 
 _PLACEHOLDER = re.compile(r"'(?:[^']|'')*'|\?")

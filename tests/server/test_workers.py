@@ -1,7 +1,8 @@
-"""Two server processes on one SQLite file and one Redis serve the same users' runs.
+"""Two server processes on one database and one Redis serve the same users' runs.
 
-Real processes (``python -m server --redis-url …``) and a real ``redis-server``: a run started
-on worker A is resumed, cancelled, read and orphaned through worker B, and B notices when A dies.
+Real processes (``python -m server --redis-url …``), a real ``redis-server`` and each test twice:
+on one SQLite file and on a real PostgreSQL. A run started on worker A is resumed, cancelled,
+read and orphaned through worker B, and B notices when A dies.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from tests.server.helpers import JsonObject, assert_valid_run_stream
 from tests.server.workers import (
     Worker,
     WorkerApi,
+    fresh_postgres_database,
     read_events,
     read_rest,
     redis_server,
@@ -37,16 +39,23 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def shared_database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The workers' new database: one SQLite file, or one PostgreSQL database."""
+    if request.param == "postgresql":
+        return fresh_postgres_database(request.getfixturevalue("postgres_url"))
+    return str(tmp_path / "shared.db")
+
+
 @pytest.fixture
-def start_workers(tmp_path: Path, redis_url: str) -> Iterator[StartWorkers]:
-    """``start_workers("--orphan-s", "1")``: workers A and B on one new database file."""
+def start_workers(tmp_path: Path, redis_url: str, shared_database: str) -> Iterator[StartWorkers]:
+    """``start_workers("--orphan-s", "1")``: workers A and B on one new database."""
     workers: list[Worker] = []
 
     def start(*options: str) -> list[Worker]:
         common = ("--lease-s", str(LEASE_S), "--demo-token-ms", "20", *FAST_STOP, *options)
         for name in ("A", "B"):
-            db = tmp_path / "shared.db"
-            workers.append(start_worker(name, tmp_path, db, redis_url, *common))
+            workers.append(start_worker(name, tmp_path, shared_database, redis_url, *common))
         return workers
 
     yield start

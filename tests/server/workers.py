@@ -117,10 +117,10 @@ def fresh_postgres_database(server_url: str) -> str:
 
     # NOTE: the first call migrates a template; each database is then a copy of it (fast).
     """
-    return asyncio.run(_fresh_postgres_database(server_url))
+    return asyncio.run(new_postgres_database(server_url))
 
 
-async def _fresh_postgres_database(server_url: str) -> str:
+async def new_postgres_database(server_url: str) -> str:
     base, _name = server_url.rsplit("/", 1)
     admin = await asyncpg.connect(server_url)
     try:

@@ -1,0 +1,78 @@
+"""On PostgreSQL, two processes racing over one run's end leave one ending, as SQLite's single
+writer does: ``interrupt`` locks the run's row, and an append waits for a concurrent end.
+
+Two pools on one real database stand for two server processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+
+import pytest
+
+from server.db import PostgresDatabase
+from server.runs import log as runlog
+from tests.server.workers import new_postgres_database
+
+KEY = "usr_a/run_x"
+
+
+@pytest.fixture
+async def two_processes(postgres_url: str) -> AsyncIterator[tuple[PostgresDatabase, ...]]:
+    url = await new_postgres_database(postgres_url)
+    pools = (PostgresDatabase(url), PostgresDatabase(url))
+    for db in pools:
+        await db.open()
+    await pools[0].execute(
+        "INSERT INTO runs (id, user_id, chat_id, message_id, user_message_id, attempt, kind,"
+        " status, created_at) VALUES (?, 'usr_a', 'c', 'm', 'u', 1, 'demo', 'running', 0)",
+        (KEY,),
+    )
+    for seq in (1, 2):
+        text = f'{{"type":"text","text":"t{seq}","runId":"run_x","seq":{seq},"done":false}}'
+        assert await runlog.insert_event(pools[0], KEY, seq, text) is not None
+    yield pools
+    for db in pools:
+        await db.close()
+
+
+async def endings(db: PostgresDatabase) -> list[str]:
+    frames = await runlog.load_frames(db, KEY, 0)
+    return [event["code"] for event in map(json.loads, (f.data for f in frames)) if event["done"]]
+
+
+async def test_two_processes_interrupting_one_run_log_one_ending(
+    two_processes: tuple[PostgresDatabase, ...],
+) -> None:
+    results = await asyncio.gather(
+        *(
+            runlog.interrupt(db, KEY, runlog.worker_lost_event, "worker_lost")
+            for db in two_processes
+        )
+    )
+    assert sorted(result is None for result in results) == [False, True]
+    assert await endings(two_processes[0]) == ["worker_lost"]
+    row = await two_processes[1].one(
+        "SELECT status, reason, last_seq FROM runs WHERE id = ?", (KEY,)
+    )
+    assert row is not None and (row["status"], row["reason"], row["last_seq"]) == (
+        "interrupted",
+        "worker_lost",
+        3,
+    )
+
+
+async def test_an_append_waits_for_a_concurrent_end_and_is_refused(
+    two_processes: tuple[PostgresDatabase, ...],
+) -> None:
+    owner, other = two_processes
+    async with other.transaction():  # NOTE: the other process is ending the run right now
+        await other.one(f"SELECT status FROM runs WHERE id = ?{other.for_update}", (KEY,))
+        await other.execute("UPDATE runs SET status = 'interrupted' WHERE id = ?", (KEY,))
+        append = asyncio.ensure_future(runlog.insert_event(owner, KEY, 3, '{"type":"text"}'))
+        await asyncio.sleep(0.2)
+        assert not append.done(), "the append went ahead while the run's end was being written"
+    assert await append is None
+    assert [frame.seq for frame in await runlog.load_frames(owner, KEY, 0)] == [1, 2]
