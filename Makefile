@@ -7,7 +7,7 @@ PORT ?= 8000
 ARGS ?=
 ARGS_CLUSTER ?=
 
-.PHONY: setup run run-cluster test test-unit test-e2e test-e2e-cluster lint bench bench-cluster dist screenshots clean
+.PHONY: setup run run-cluster test test-unit test-server-postgres test-e2e test-e2e-cluster lint bench bench-cluster dist screenshots clean
 
 $(VENV)/.runtime: requirements.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Riacho needs Python 3.11+")'
@@ -33,11 +33,14 @@ WORKERS ?= 2
 run-cluster: setup
 	$(PY) tools/cluster.py --workers $(WORKERS) --port $(PORT) $(ARGS_CLUSTER) -- $(ARGS)
 
-# NOTE: two pytest runs: Playwright's sync API keeps an event loop running in the main thread,
-# which the asyncio tests of the core and the server cannot share. The end-to-end suite runs
-# twice: against one process, then against a cluster (redis + 2 workers + the proxy).
+# NOTE: separate pytest runs: Playwright's sync API keeps an event loop running in the main
+# thread, which the asyncio tests of the core and the server cannot share. The server tests run
+# on SQLite, then on PostgreSQL; the end-to-end suite against one process, then against a
+# cluster (redis + PostgreSQL + 2 workers + the proxy).
 test: setup $(VENV)/.dev lint
 	$(PY) -m pytest tests/unit tests/server
+	@echo "test: the server tests again on PostgreSQL (RIACHO_TEST_DB=postgresql)"
+	RIACHO_TEST_DB=postgresql $(PY) -m pytest tests/server
 	@CHROMIUM_PATH="$$($(PY) tools/chromium.py)" && export CHROMIUM_PATH && \
 	  echo "test: end-to-end with $$CHROMIUM_PATH" && \
 	  $(PY) -m pytest tests/e2e && \
@@ -47,10 +50,14 @@ test: setup $(VENV)/.dev lint
 test-unit: setup $(VENV)/.dev
 	$(PY) -m pytest tests/unit tests/server
 
+# The server tests on a throwaway PostgreSQL (a new database per test) instead of SQLite.
+test-server-postgres: setup $(VENV)/.dev
+	RIACHO_TEST_DB=postgresql $(PY) -m pytest tests/server
+
 test-e2e: setup $(VENV)/.dev
 	@CHROMIUM_PATH="$$($(PY) tools/chromium.py)" && export CHROMIUM_PATH && $(PY) -m pytest tests/e2e
 
-# The end-to-end suite against redis + 2 workers on one SQLite file + the proxy (tools/cluster.py).
+# The end-to-end suite against redis + PostgreSQL + 2 workers + the proxy (tools/cluster.py).
 test-e2e-cluster: setup $(VENV)/.dev
 	@CHROMIUM_PATH="$$($(PY) tools/chromium.py)" && export CHROMIUM_PATH && \
 	  RIACHO_E2E_CLUSTER=1 $(PY) -m pytest tests/e2e

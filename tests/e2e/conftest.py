@@ -1,9 +1,11 @@
 """End-to-end fixtures: the reference server on a free port and a guarded Chromium page.
 
 With ``RIACHO_E2E_CLUSTER=1`` every Riacho server a test starts is a small cluster instead
-(tools/cluster.py): a throwaway redis-server, two workers on one SQLite file with the same flags
-plus ``--redis-url``, and the round-robin proxy (server/proxy.py) in front, whose URL the tests
-get; any request may land on either worker.
+(tools/cluster.py): a throwaway redis-server, two workers with the same flags plus
+``--redis-url``, and the round-robin proxy (server/proxy.py) in front, whose URL the tests get;
+any request may land on either worker. The workers' ``--db`` is then a PostgreSQL database
+(one throwaway server for the session, one database per SQLite path a test names: see
+:func:`database`).
 
 Every test gets a page that fails the test on a console error, an uncaught page error, or a
 request to anything but this machine (expected console errors, such as the browser's own
@@ -12,22 +14,27 @@ request to anything but this machine (expected console errors, such as the brows
 
 from __future__ import annotations
 
+import asyncio
 import http.cookiejar
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
 import warnings
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import pytest
 from playwright.sync_api import ConsoleMessage, Page, Request
 from playwright.sync_api import Error as PlaywrightError
@@ -58,6 +65,40 @@ CLUSTER_WORKERS = 2
 def pytest_sessionstart(session: pytest.Session) -> None:
     """The page runs the app from its wheel: rebuilt here when a module changed since."""
     appwheel.build()
+
+
+_session = ExitStack()
+_databases: dict[str, str] = {}  # NOTE: cluster mode: a test's SQLite path -> its database
+
+
+def database(path: str) -> str:
+    """The ``--db`` for a server a test starts on ``path``: the path itself, or in cluster mode
+    a PostgreSQL database of its own (the same one again for the same path)."""
+    if not CLUSTER or path.startswith("postgresql://"):
+        return path
+    if path not in _databases:
+        if not _databases:
+            workdir = Path(tempfile.mkdtemp(prefix="riacho-e2e-postgres-"))
+            _session.callback(shutil.rmtree, workdir, ignore_errors=True)
+            _databases[""] = cluster.start_postgres(_session, workdir)
+        name = f"e2e_{len(_databases)}"
+        # NOTE: a thread of its own: Playwright's sync API keeps this thread's loop running
+        with ThreadPoolExecutor(1) as thread:
+            thread.submit(asyncio.run, _create_database(_databases[""], name)).result()
+        _databases[path] = _databases[""].rsplit("/", 1)[0] + "/" + name
+    return _databases[path]
+
+
+async def _create_database(server_url: str, name: str) -> None:
+    admin = await asyncpg.connect(server_url)
+    try:
+        await admin.execute(f"CREATE DATABASE {name}")
+    finally:
+        await admin.close()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    _session.close()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -163,7 +204,7 @@ def _serve_cluster(workdir: Path, options: list[str], ready_path: str) -> Iterat
     with ExitStack() as stack:
         redis_url = cluster.start_redis(stack, workdir)
         workers = [
-            cluster.start_worker(stack, workdir, Path(db), redis_url, options)
+            cluster.start_worker(stack, workdir, database(db), redis_url, options)
             for _ in range(CLUSTER_WORKERS)
         ]
         upstreams = [argument for url in workers for argument in ("--upstream", url)]

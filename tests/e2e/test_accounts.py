@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import BOOT_TIMEOUT_MS, ROOT, LiveServer, PageGuard, serve
+from tests.e2e.conftest import BOOT_TIMEOUT_MS, ROOT, LiveServer, PageGuard, database, serve
 from tests.e2e.scenarios import send
 
 PASSWORD = "correct horse battery"
@@ -18,7 +18,7 @@ PASSWORD = "correct horse battery"
 @pytest.fixture(scope="module")
 def accounts_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     workdir = tmp_path_factory.mktemp("accounts")
-    db = str(workdir / "riacho.db")
+    db = database(str(workdir / "riacho.db"))  # NOTE: in cluster mode, the workers' database
     added = subprocess.run(
         [sys.executable, "-m", "server", "users", "add", "ana", "--db", db, "--password-stdin"],
         cwd=ROOT,

@@ -1,7 +1,8 @@
 """``make bench-cluster``: N concurrent streaming answers on 1 worker against 2 workers.
 
-For N in LOADS: a fresh Redis, K workers (``--redis-url``, one shared SQLite file, the demo
-model with no token delay) and N clients, each its own user (an anonymous session), spread over
+For each database engine and N in LOADS: a fresh Redis, K workers (``--redis-url``, one shared
+SQLite file or one throwaway PostgreSQL database, the demo model with no token delay) and N
+clients, each its own user (an anonymous session), spread over
 the workers in turn as a round-robin balancer would. Each client sends one prompt and reads the
 answer to its end through Riacho's own SSE decoder and event models. Checked for every stream:
 it completes (a terminal ``done``), and its seqs are 1, 2, 3, … without a gap or a repeat.
@@ -28,12 +29,13 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 from aiohttp import ClientSession, ClientTimeout, CookieJar  # noqa: E402
-from cluster import start_redis, start_worker  # noqa: E402
+from cluster import start_postgres, start_redis, start_worker  # noqa: E402
 
 from app.sse import SSEDecoder  # noqa: E402
 from app.wire.protocol import DoneEvent, ParsedEvent, parse_event  # noqa: E402
 
 LOADS = (50, 200)
+ENGINES = ("sqlite", "postgresql")
 WORKER_COUNTS = (1, 2)
 PROMPT = "Tell me about rivers"
 STREAM_TIMEOUT_S = 300
@@ -115,20 +117,19 @@ async def run_load(bases: list[str], count: int) -> list[Stream]:
     return list(await asyncio.gather(*answers))
 
 
-def measure(workers: int, count: int) -> Load:
-    """A fresh cluster of ``workers`` and ``count`` concurrent answers on it."""
-    with ExitStack() as stack, tempfile.TemporaryDirectory(prefix="riacho-bench-") as work:
+def measure(engine: str, workers: int, count: int) -> Load:
+    """A fresh cluster of ``workers`` on ``engine`` and ``count`` concurrent answers on it."""
+    # NOTE: the directory outlives the processes using it (an ExitStack exits first)
+    with tempfile.TemporaryDirectory(prefix="riacho-bench-") as work, ExitStack() as stack:
         workdir = Path(work)
         redis_url = start_redis(stack, workdir)
+        db = start_postgres(stack, workdir) if engine == "postgresql" else workdir / "riacho.db"
         args = ["--demo-token-ms", "0"]
-        bases = [
-            start_worker(stack, workdir, workdir / "riacho.db", redis_url, args)
-            for _ in range(workers)
-        ]
+        bases = [start_worker(stack, workdir, db, redis_url, args) for _ in range(workers)]
         return Load(workers, asyncio.run(run_load(bases, count)))
 
 
-def report(count: int, loads: list[Load]) -> None:
+def report(engine: str, count: int, loads: list[Load]) -> None:
     def column(load: Load) -> str:
         return (
             f"{load.workers} worker{'s' if load.workers > 1 else ''}: "
@@ -137,7 +138,8 @@ def report(count: int, loads: list[Load]) -> None:
             f" all done in {load.wall_s:,.2f} s, {load.events_per_s:,.0f} events/s"
         )
 
-    print(f"cluster {count} concurrent answers: " + "  |  ".join(column(load) for load in loads))
+    columns = "  |  ".join(column(load) for load in loads)
+    print(f"cluster {engine} {count} concurrent answers: {columns}")
     problems = {s.problem for load in loads for s in load.streams if s.problem}
     for problem in sorted(problems)[:5]:
         print(f"  problem: {problem}")
@@ -145,9 +147,10 @@ def report(count: int, loads: list[Load]) -> None:
 
 def main() -> int:
     failed = False
-    for count in LOADS:
-        loads = [measure(workers, count) for workers in WORKER_COUNTS]
-        report(count, loads)
+    for engine in ENGINES:
+        for count in LOADS:
+            loads = [measure(engine, workers, count) for workers in WORKER_COUNTS]
+            report(engine, count, loads)
         failed = failed or any(load.ok != count for load in loads)
     return 1 if failed else 0
 
