@@ -7,7 +7,7 @@ PORT ?= 8000
 ARGS ?=
 ARGS_CLUSTER ?=
 
-.PHONY: setup run run-cluster test test-unit test-server-postgres test-e2e test-e2e-cluster lint bench bench-cluster dist screenshots clean
+.PHONY: setup run run-cluster test test-unit test-server-postgres test-server-cluster test-e2e test-e2e-cluster lint bench bench-cluster dist screenshots clean
 
 $(VENV)/.runtime: requirements.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Riacho needs Python 3.11+")'
@@ -35,12 +35,16 @@ run-cluster: setup
 
 # NOTE: separate pytest runs: Playwright's sync API keeps an event loop running in the main
 # thread, which the asyncio tests of the core and the server cannot share. The server tests run
-# on SQLite, then on PostgreSQL; the end-to-end suite against one process, then against a
-# cluster (redis + PostgreSQL + 2 workers + the proxy).
+# on SQLite, then on PostgreSQL, then against two-worker clusters; the end-to-end suite against
+# one process, then against a cluster (redis + PostgreSQL + 2 workers + the proxy). The
+# multi-process tests pick their databases themselves: they run once.
+SERVER_AGAIN := $(PY) -m pytest tests/server --ignore=tests/server/test_workers.py
 test: setup $(VENV)/.dev lint
 	$(PY) -m pytest tests/unit tests/server
 	@echo "test: the server tests again on PostgreSQL (RIACHO_TEST_DB=postgresql)"
-	RIACHO_TEST_DB=postgresql $(PY) -m pytest tests/server
+	RIACHO_TEST_DB=postgresql $(SERVER_AGAIN)
+	@echo "test: the server tests again against two-worker clusters (RIACHO_TEST_CLUSTER=1)"
+	RIACHO_TEST_CLUSTER=1 $(SERVER_AGAIN)
 	@CHROMIUM_PATH="$$($(PY) tools/chromium.py)" && export CHROMIUM_PATH && \
 	  echo "test: end-to-end with $$CHROMIUM_PATH" && \
 	  $(PY) -m pytest tests/e2e && \
@@ -52,7 +56,12 @@ test-unit: setup $(VENV)/.dev
 
 # The server tests on a throwaway PostgreSQL (a new database per test) instead of SQLite.
 test-server-postgres: setup $(VENV)/.dev
-	RIACHO_TEST_DB=postgresql $(PY) -m pytest tests/server
+	RIACHO_TEST_DB=postgresql $(SERVER_AGAIN)
+
+# The server tests with every server a cluster: 2 workers on PostgreSQL and a redis-server,
+# behind the proxy.
+test-server-cluster: setup $(VENV)/.dev
+	RIACHO_TEST_CLUSTER=1 $(SERVER_AGAIN)
 
 test-e2e: setup $(VENV)/.dev
 	@CHROMIUM_PATH="$$($(PY) tools/chromium.py)" && export CHROMIUM_PATH && $(PY) -m pytest tests/e2e

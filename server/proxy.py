@@ -20,7 +20,15 @@ import json
 import logging
 from collections.abc import Sequence
 
-from aiohttp import ClientConnectorError, ClientSession, ClientTimeout, web
+from aiohttp import (
+    ClientConnectionError,
+    ClientConnectorError,
+    ClientPayloadError,
+    ClientResponse,
+    ClientSession,
+    ClientTimeout,
+    web,
+)
 from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
@@ -105,24 +113,46 @@ async def forward(request: web.Request) -> web.StreamResponse:
             log.warning("proxy: %s refused the connection (%s); trying the next", upstream, error)
             continue
         async with upstream_response:
-            response = web.StreamResponse(
-                status=upstream_response.status,
-                reason=upstream_response.reason,
-                headers=returned_headers(upstream_response.headers),
-            )
-            await response.prepare(request)
-            async for chunk in upstream_response.content.iter_any():
-                await response.write(chunk)  # NOTE: each as it comes: SSE stays live
-            await response.write_eof()
-            return response
+            return await _relay(request, upstream, upstream_response)
     refused = {"error": {"code": "no_worker", "message": "No Riacho worker is answering."}}
     return web.json_response(refused, status=502)
+
+
+async def _relay(
+    request: web.Request, upstream: str, upstream_response: ClientResponse
+) -> web.StreamResponse:
+    """Stream a worker's answer to the client: a known length stays known (a file is sent
+    with its ``Content-Length``, as the worker sent it); a worker cutting its answer short cuts
+    the client's connection too, so the client sees the same broken answer."""
+    response = web.StreamResponse(
+        status=upstream_response.status,
+        reason=upstream_response.reason,
+        headers=returned_headers(upstream_response.headers),
+    )
+    if "Transfer-Encoding" not in upstream_response.headers:
+        response.content_length = upstream_response.content_length
+    await response.prepare(request)
+    try:
+        async for chunk in upstream_response.content.iter_any():
+            await response.write(chunk)  # NOTE: each as it comes: SSE stays live
+    except (ClientPayloadError, ClientConnectionError) as error:
+        log.warning("proxy: %s cut its answer to %s short (%s)", upstream, request.path, error)
+        if request.transport is not None:
+            request.transport.abort()
+        return response
+    await response.write_eof()
+    return response
 
 
 async def _open_session(app: web.Application) -> None:
     # NOTE: no total timeout: an answer may stream for minutes; a worker that stops sending
     # is the worker's own idle timeout to end.
-    app[SESSION_KEY] = ClientSession(timeout=ClientTimeout(total=None, sock_connect=5))
+    # NOTE: headers the client did not send are not made up either: without Accept-Encoding a
+    # worker must answer uncompressed, as it would to the client itself.
+    app[SESSION_KEY] = ClientSession(
+        timeout=ClientTimeout(total=None, sock_connect=5),
+        skip_auto_headers=("Accept-Encoding", "User-Agent", "Content-Type"),
+    )
 
 
 async def _close_session(app: web.Application) -> None:

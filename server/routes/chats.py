@@ -17,6 +17,7 @@ from server.errors import ApiError
 from server.jsonio import answer, answer_payload, read_json_body
 from server.model_turn import pre_stream_error
 from server.providers.base import ProviderFailure
+from server.runs.log import public_id
 from server.services import Services, services
 from server.turns import DEFAULT_TITLE, chat_of
 
@@ -149,12 +150,15 @@ async def _shown_usage(svc: Services, chat: Row) -> ContextUsage:
 
 
 async def delete_chat(request: web.Request) -> web.Response:
-    """``DELETE /api/chats/{chatId}``: cancels its live runs, then drops everything."""
+    """``DELETE /api/chats/{chatId}``: cancels its runs still going (on whichever process
+    writes them), then drops everything."""
     svc, user_id = services(request), current_user(request)
     row = await chat_of(svc.db, user_id, request.match_info["chat_id"])
-    for run in list(svc.runs.live.values()):
-        if run.meta.chat_id == row["id"]:
-            await svc.runs.cancel(user_id, run.run_id)
+    going = await svc.db.all(
+        "SELECT id FROM runs WHERE chat_id = ? AND status = 'running'", (row["id"],)
+    )
+    for run in going:
+        await svc.runs.cancel(user_id, public_id(run["id"]))
     async with svc.db.transaction():
         await svc.db.execute(
             "DELETE FROM run_events WHERE run_id IN (SELECT id FROM runs WHERE chat_id = ?)",

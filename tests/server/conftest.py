@@ -1,4 +1,13 @@
-"""Fixtures: an app per test (tiny delays, test hooks on) and API clients per user."""
+"""Fixtures: an app per test (tiny delays, test hooks on) and API clients per user.
+
+``RIACHO_TEST_DB=postgresql``: every server on a new database of a throwaway PostgreSQL.
+``RIACHO_TEST_CLUSTER=1`` (``make test-server-cluster``): every server a test starts is a
+two-worker cluster instead: two whole apps (each its own run registry, Redis connections and
+database pool) on one new PostgreSQL database and a throwaway ``redis-server`` of their own,
+behind the round-robin proxy (server/proxy.py), which the tests' clients talk to, so any
+request may land on either worker. Tests of one process's own memory (its drain, its
+registry's notes) are marked ``one_process`` and skipped then.
+"""
 
 from __future__ import annotations
 
@@ -7,22 +16,26 @@ import dataclasses
 import json
 import logging
 import os
+import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.typedefs import Handler, Middleware
 
 from server.app import create_app
 from server.config import Config
 from server.providers.settings import ProviderSettings
+from server.proxy import make_proxy
 from server.runs.live import LiveRun
 from server.services import SERVICES, Services
 from tests.provider_fake import FakeProvider, Kind
 from tests.server.helpers import Api, JsonObject
-from tests.server.workers import fresh_postgres_database, postgres_server
+from tests.server.workers import fresh_postgres_database, postgres_server, redis_server
 
 MakeApi = Callable[..., Awaitable[Api]]
 
@@ -32,8 +45,16 @@ MakeApi = Callable[..., Awaitable[Api]]
 DB_ENV = "RIACHO_TEST_DB"
 
 
+CLUSTER_ENV = "RIACHO_TEST_CLUSTER"
+CLUSTER_WORKERS = 2
+
+
+def in_cluster() -> bool:
+    return os.environ.get(CLUSTER_ENV) == "1"
+
+
 def on_postgres() -> bool:
-    return os.environ.get(DB_ENV) == "postgresql"
+    return os.environ.get(DB_ENV) == "postgresql" or in_cluster()
 
 
 @pytest.fixture(scope="session")
@@ -52,13 +73,69 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """On PostgreSQL, tests of SQLite files as such are skipped (they run in the SQLite pass)."""
-    if not on_postgres():
-        return
-    skip = pytest.mark.skip(reason="about SQLite files; runs when the tests run on SQLite")
+    """On PostgreSQL, tests of SQLite files as such are skipped (they run in the SQLite pass);
+    in a cluster, tests of one process's own memory too (they run in the other passes)."""
+    sqlite = pytest.mark.skip(reason="about SQLite files; runs when the tests run on SQLite")
+    one = pytest.mark.skip(reason="about one process's own memory; runs without a cluster")
     for item in items:
-        if item.get_closest_marker("sqlite_only"):
-            item.add_marker(skip)
+        if on_postgres() and item.get_closest_marker("sqlite_only"):
+            item.add_marker(sqlite)
+        if in_cluster() and item.get_closest_marker("one_process"):
+            item.add_marker(one)
+
+
+class ClusterServer(TestServer):
+    """Workers (each a whole app) behind the round-robin proxy; the proxy is what is served."""
+
+    def __init__(
+        self, workers: list[TestServer], served: list[list[str]], redis: ExitStack
+    ) -> None:
+        upstreams = [str(worker.make_url("")).rstrip("/") for worker in workers]
+        super().__init__(make_proxy(upstreams))
+        self.workers = workers
+        self.served = served  # NOTE: each worker's request paths, in order
+        self._redis = redis
+
+    async def close(self) -> None:
+        await super().close()
+        for worker in self.workers:
+            await worker.close()
+        self._redis.close()
+
+
+async def open_server(config: Config, workdir: Path) -> TestServer:
+    """A started server on ``config``: the app alone, or in a cluster (``in_cluster``)."""
+    if not in_cluster():
+        server = TestServer(create_app(config))
+        await server.start_server()
+        return server
+    redis = ExitStack()
+    url = redis.enter_context(redis_server(Path(tempfile.mkdtemp(dir=workdir))))
+    shared = with_config(config, redis_url=url)
+    apps = [create_app(shared) for _ in range(CLUSTER_WORKERS)]
+    served: list[list[str]] = [[] for _ in apps]
+    for app, paths in zip(apps, served, strict=True):
+        app.middlewares.insert(0, _noting(paths))
+    workers = [TestServer(app) for app in apps]
+    for worker in workers:
+        await worker.start_server()
+    server = ClusterServer(workers, served, redis)
+    await server.start_server()
+    return server
+
+
+def _noting(served: list[str]) -> Middleware:
+    @web.middleware
+    async def note(request: web.Request, handler: Handler) -> web.StreamResponse:
+        served.append(request.path)
+        return await handler(request)
+
+    return note
+
+
+def workers_of(server: TestServer) -> list[TestServer]:
+    """The app servers behind ``server``: itself, or a cluster's workers."""
+    return server.workers if isinstance(server, ClusterServer) else [server]
 
 
 @pytest.fixture
@@ -76,17 +153,17 @@ def config(database: str) -> Config:
 
 
 @pytest.fixture
-async def server(config: Config) -> AsyncIterator[TestServer]:
+async def server(config: Config, tmp_path: Path) -> AsyncIterator[TestServer]:
     """The server under test (``handler_cancellation`` on, like ``python -m server``)."""
-    test_server = TestServer(create_app(config))
-    await test_server.start_server()
+    test_server = await open_server(config, tmp_path)
     yield test_server
     await test_server.close()
 
 
 def services_of(server: TestServer) -> Services:
-    """The services behind a test server."""
-    app: web.Application = server.app
+    """The services behind a test server (a cluster's first worker: the database and the
+    settings are every worker's)."""
+    app: web.Application = workers_of(server)[0].app
     return app[SERVICES]
 
 
@@ -121,7 +198,12 @@ def with_config(config: Config, **changes: Any) -> Config:
 
 def live_run(server: TestServer, run_id: str) -> LiveRun | None:
     """The live run whose client id is ``run_id`` (whoever owns it)."""
-    return next((r for r in services_of(server).runs.live.values() if r.run_id == run_id), None)
+    for worker in workers_of(server):
+        app: web.Application = worker.app
+        for run in app[SERVICES].runs.live.values():
+            if run.run_id == run_id:
+                return run
+    return None
 
 
 async def wait_stopped(server: TestServer, run_id: str, timeout: float = 5.0) -> None:
@@ -144,13 +226,12 @@ StartServer = Callable[..., Awaitable[TestServer]]
 
 
 @pytest.fixture
-async def start_server(config: Config) -> AsyncIterator[StartServer]:
+async def start_server(config: Config, tmp_path: Path) -> AsyncIterator[StartServer]:
     """``await start_server(orphan_s=0.05)``: another server with changed settings."""
     servers: list[TestServer] = []
 
     async def start(**changes: Any) -> TestServer:
-        test_server = TestServer(create_app(with_config(config, **changes)))
-        await test_server.start_server()
+        test_server = await open_server(with_config(config, **changes), tmp_path)
         servers.append(test_server)
         return test_server
 

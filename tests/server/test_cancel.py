@@ -156,6 +156,7 @@ async def test_generation_that_raises_ends_with_an_error_event_and_failed(
     assert await api.cancel("run_boom") == "failed"
 
 
+@pytest.mark.one_process
 async def test_a_server_shutdown_interrupts_runs_instead_of_cancelling_them(
     server: TestServer, api: Api
 ) -> None:

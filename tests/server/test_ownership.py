@@ -73,6 +73,7 @@ async def test_scenario_trace_of_run_is_visible_to_test_hooks_only(api: Api) -> 
 HOLD = [{"event": {"type": "text", "text": "Still going"}}, {"hold": True}]
 
 
+@pytest.mark.one_process
 async def test_the_registry_alone_refuses_to_cancel_another_users_run(
     server: TestServer, api: Api
 ) -> None:
@@ -87,6 +88,7 @@ async def test_the_registry_alone_refuses_to_cancel_another_users_run(
     assert await api.cancel("run_alice") == "cancelled"  # NOTE: its owner still can
 
 
+@pytest.mark.one_process
 async def test_the_cancel_route_alone_refuses_another_users_run(
     server: TestServer, api: Api, bob: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -10,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from aiohttp import ClientSession, web
+from aiohttp import ClientPayloadError, ClientSession, web
 from aiohttp.test_utils import TestServer
 from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
@@ -34,7 +35,27 @@ class Worker:
         app.router.add_get("/api/who", self.who)
         app.router.add_post("/api/echo", self.echo)
         app.router.add_get("/api/stream", self.stream)
+        app.router.add_get("/file", self.file)
+        app.router.add_get("/api/cut", self.cut)
         return app
+
+    async def file(self, request: web.Request) -> web.Response:
+        """A file of known length, coded only as the client asked."""
+        self.seen.append(request)
+        body = b"x" * 1000
+        return web.Response(
+            body=body, headers={"X-Coding": request.headers.get("Accept-Encoding", "-")}
+        )
+
+    async def cut(self, request: web.Request) -> web.StreamResponse:
+        """Part of an answer, then the connection dropped (a worker dying mid-answer)."""
+        self.seen.append(request)
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        await response.write(b"data: part\n\n")
+        assert request.transport is not None
+        request.transport.abort()
+        return response
 
     async def who(self, request: web.Request) -> web.Response:
         self.seen.append(request)
@@ -188,6 +209,35 @@ async def test_the_proxy_process_closes_the_worker_stream_of_a_client_that_leave
     finally:
         proxy.terminate()
         await proxy.wait()
+
+
+async def test_a_file_keeps_its_length_and_the_client_s_own_codings(
+    workers: Workers, proxy_url: StartProxy
+) -> None:
+    pair, upstreams = workers
+    url = await proxy_url(upstreams[:1])
+    async with ClientSession(skip_auto_headers=("Accept-Encoding",)) as client:
+        async with client.get(url + "/file") as response:
+            assert response.headers["Content-Length"] == "1000"
+            assert response.headers["X-Coding"] == "-", "the proxy asked for a coding itself"
+            assert len(await response.read()) == 1000
+        async with client.head(url + "/file") as response:
+            assert response.headers["Content-Length"] == "1000"
+        async with client.get(url + "/file", headers={"Accept-Encoding": "br"}) as response:
+            assert response.headers["X-Coding"] == "br"
+    assert len(pair[0].seen) == 3
+
+
+async def test_a_worker_cutting_its_answer_short_cuts_the_client_s_too(
+    workers: Workers, proxy_url: StartProxy, caplog: pytest.LogCaptureFixture
+) -> None:
+    _, upstreams = workers
+    url = await proxy_url(upstreams[:1])
+    async with ClientSession() as client, client.get(url + "/api/cut") as response:
+        assert await response.content.readuntil(b"\n\n") == b"data: part\n\n"
+        with pytest.raises(ClientPayloadError):  # NOTE: not a clean end the client would trust
+            await response.content.read()
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
 async def test_a_worker_that_is_down_is_skipped(workers: Workers, proxy_url: StartProxy) -> None:

@@ -206,6 +206,7 @@ async def test_a_lease_missing_at_one_check_only_leaves_the_run_going(owner: Own
     assert await watched(owner, [False, True, False, True, False, True]) == "running None"
 
 
+@pytest.mark.one_process
 async def test_a_run_another_process_took_for_lost_stops_here_with_its_ending(
     start_server: StartServer, make_api: MakeApi
 ) -> None:

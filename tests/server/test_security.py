@@ -327,6 +327,7 @@ async def test_a_user_s_concurrent_runs_are_capped_with_429(
     await api.cancel("run_busy")
 
 
+@pytest.mark.one_process
 async def test_an_early_cancel_flood_keeps_memory_flat(api: Api, server: TestServer) -> None:
     registry = services_of(server).runs
     for n in range(300):

@@ -23,6 +23,7 @@ from tests.server.helpers import Api, assert_valid_run_stream, events_of, read_e
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.one_process
 async def test_draining_refuses_new_runs_and_interrupts_those_past_the_grace(
     start_server: StartServer, make_api: MakeApi
 ) -> None:
@@ -49,6 +50,7 @@ async def test_draining_refuses_new_runs_and_interrupts_those_past_the_grace(
     assert (info["status"], info["reason"]) == ("interrupted", "server_shutdown")
 
 
+@pytest.mark.one_process
 async def test_a_run_that_ends_within_the_grace_completes(
     start_server: StartServer, make_api: MakeApi
 ) -> None:
