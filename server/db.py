@@ -95,6 +95,11 @@ class Database(ABC):
     def transaction(self) -> AbstractAsyncContextManager[None]:
         """Several statements as one atomic unit (``async with db.transaction():``)."""
 
+    @abstractmethod
+    async def insert_id(self, sql: str, params: Sequence[SqlValue] = ()) -> int | None:
+        """Run one ``INSERT`` into a table whose key is an ``id`` the database assigns; that id,
+        or ``None`` when the statement inserted no row."""
+
     async def insert(self, table: str, values: Mapping[str, SqlValue]) -> None:
         """Insert one row; ``table`` and the column names come from code, never from input."""
         names, marks = ", ".join(values), ", ".join("?" * len(values))
@@ -140,6 +145,11 @@ class SqliteDatabase(Database):
     async def one(self, sql: str, params: Sequence[SqlValue] = ()) -> Row | None:
         row: sqlite3.Row | None = self.conn.execute(sql, params).fetchone()
         return row
+
+    async def insert_id(self, sql: str, params: Sequence[SqlValue] = ()) -> int | None:
+        # NOTE: the cursor knows the row id: cheaper than RETURNING (a quarter of an append)
+        cursor = self.conn.execute(sql, params)
+        return cursor.lastrowid if cursor.rowcount == 1 else None
 
     async def all(self, sql: str, params: Sequence[SqlValue] = ()) -> list[Row]:
         return list(self.conn.execute(sql, params).fetchall())
@@ -210,6 +220,10 @@ class PostgresDatabase(Database):
         else:
             row = await self.pool.fetchrow(numbered(sql), *params)
         return row
+
+    async def insert_id(self, sql: str, params: Sequence[SqlValue] = ()) -> int | None:
+        row = await self.one(sql + " RETURNING id", params)
+        return None if row is None else int(row["id"])
 
     async def all(self, sql: str, params: Sequence[SqlValue] = ()) -> list[Row]:
         conn = self._held()

@@ -65,14 +65,13 @@ async def insert_event(db: Database, run_id: str, seq: int | None, data: str) ->
     # concurrent end (another process's ``interrupt``) and then sees it, as SQLite's single
     # writer does.
     """
-    rows = await db.all(
+    return await db.insert_id(
         "INSERT INTO run_events (run_id, seq, data, created_at)"
         " SELECT ?, CAST(? AS BIGINT), ?, CAST(? AS DOUBLE PRECISION)"
-        " WHERE COALESCE((SELECT status FROM runs WHERE id = ?"
-        f"{db.for_share}), 'running') = 'running' RETURNING id",
+        f" WHERE COALESCE((SELECT status FROM runs WHERE id = ?{db.for_share}), 'running')"
+        " = 'running'",
         (run_id, seq, data, now(), run_id),
     )
-    return int(rows[0]["id"]) if rows else None
 
 
 async def load_frames(db: Database, run_id: str, after: int) -> list[Frame]:
