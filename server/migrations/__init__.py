@@ -12,61 +12,36 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 import sqlalchemy
+from alembic import command
 from alembic.config import Config
-from alembic.runtime.environment import EnvironmentContext
-from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy.pool import StaticPool
 
 HERE = Path(__file__).resolve().parent
-#: the revision a pre-Alembic SQLite file is at, by its ``user_version`` (0001 made its tables;
-#: 0002… are the steps it counted)
-LEGACY_REVISIONS: tuple[str, ...] = (
-    "0001",
-    "0002",
-    "0003",
-    "0004",
-    "0005",
-    "0006",
-    "0007",
-    "0008",
-)
+#: how many steps a pre-Alembic SQLite file could count in its ``user_version``: revision 0001
+#: made its tables, 0002… are those steps, so a file at version N is at revision N + 1
+LEGACY_STEPS = 7
 #: any number, the same in every process: PostgreSQL's lock for running migrations
 ADVISORY_LOCK = 0x52_69_61_63_68_6F
 
 
-def _config() -> Config:
+def _config(connection: sqlalchemy.Connection | None = None) -> Config:
+    """Alembic's settings; ``env.py`` runs the commands on ``connection``."""
     config = Config()
     config.set_main_option("script_location", str(HERE))
+    config.attributes["connection"] = connection
     return config
-
-
-def script_directory() -> ScriptDirectory:
-    return ScriptDirectory.from_config(_config())
 
 
 def upgrade(connection: sqlalchemy.Connection) -> None:
     """Run every revision past the database's current one (on a connection in a transaction)."""
-    config = _config()
-    script = ScriptDirectory.from_config(config)
-
-    def steps(revision: Any, _context: MigrationContext) -> Any:
-        return script._upgrade_revs("head", revision)
-
-    with EnvironmentContext(config, script, fn=steps, destination_rev="head") as env:
-        env.configure(connection=connection, transaction_per_migration=False)
-        env.run_migrations()
-
-
-def current_revision(connection: sqlalchemy.Connection) -> str | None:
-    return MigrationContext.configure(connection).get_current_revision()
+    command.upgrade(_config(connection), "head")
 
 
 def head_revision() -> str:
-    head = script_directory().get_current_head()
+    head = ScriptDirectory.from_config(_config()).get_current_head()
     assert head is not None
     return head
 
@@ -74,17 +49,14 @@ def head_revision() -> str:
 def upgrade_sqlite(conn: sqlite3.Connection) -> None:
     """Bring a SQLite database (an open autocommit connection) up to the newest revision."""
     engine = sqlalchemy.create_engine("sqlite://", creator=lambda: conn, poolclass=StaticPool)
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        with engine.connect() as connection:
-            _stamp_legacy_sqlite(conn, connection)
-            upgrade(connection)
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    if conn.in_transaction:
-        conn.execute("COMMIT")
+    # NOTE: the write lock is taken once SQLAlchemy holds the connection (its checkout rolls
+    # back whatever was open) and inside its transaction, which issues no BEGIN of its own over
+    # an autocommit connection: so Alembic sees a transaction it does not own, and the one
+    # commit at the end of the block releases the lock after the last revision.
+    with engine.connect() as connection, connection.begin():
+        conn.execute("BEGIN IMMEDIATE")
+        _stamp_legacy_sqlite(conn, connection)
+        upgrade(connection)
 
 
 def _stamp_legacy_sqlite(conn: sqlite3.Connection, connection: sqlalchemy.Connection) -> None:
@@ -93,8 +65,8 @@ def _stamp_legacy_sqlite(conn: sqlite3.Connection, connection: sqlalchemy.Connec
     if "chats" not in tables or "alembic_version" in tables:
         return
     version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-    revision = LEGACY_REVISIONS[min(version, len(LEGACY_REVISIONS) - 1)]
-    MigrationContext.configure(connection).stamp(script_directory(), revision)
+    revision = f"{min(version, LEGACY_STEPS) + 1:04d}"
+    command.stamp(_config(connection), revision)
 
 
 async def upgrade_postgres(url: str) -> None:

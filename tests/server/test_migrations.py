@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from server import migrations
 from server.db import SqliteDatabase
 from server.migrations import head_revision
 from server.runs.log import load_frames, run_row
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # NOTE: the tables as the first Riacho wrote them (``PRAGMA user_version`` 0), kept verbatim:
 # a file made then must still open.
@@ -150,3 +158,33 @@ async def test_a_new_file_is_made_at_the_newest_revision(tmp_path: Path) -> None
         assert {"reason", "events_expired", "last_seq"} <= columns
     finally:
         await db.close()
+
+
+def test_the_revisions_run_inside_the_file_s_write_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    conn = sqlite3.connect(tmp_path / "new.db", isolation_level=None)
+    locked: list[bool] = []
+    upgrade = migrations.command.upgrade
+
+    def noting(config: Any, revision: str) -> None:
+        locked.append(conn.in_transaction)
+        upgrade(config, revision)
+        locked.append(conn.in_transaction)
+
+    monkeypatch.setattr(migrations.command, "upgrade", noting)
+    migrations.upgrade_sqlite(conn)
+    assert locked == [True, True], "another process could migrate the file at the same time"
+    assert not conn.in_transaction
+    conn.close()
+
+
+def test_processes_starting_together_on_a_new_file_all_start(tmp_path: Path) -> None:
+    path = str(tmp_path / "shared.db")
+    code = "import sys; from server.db import SqliteDatabase; SqliteDatabase(sys.argv[1])"
+    starts = [
+        subprocess.Popen([sys.executable, "-c", code, path], cwd=ROOT, stderr=subprocess.PIPE)
+        for _ in range(3)
+    ]
+    failures = [p.stderr.read().decode()[-500:] for p in starts if p.wait() != 0 and p.stderr]
+    assert failures == []
