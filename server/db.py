@@ -25,13 +25,12 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import asyncpg
 
 SqlValue = str | int | float | bytes | None
-Dialect = Literal["sqlite", "postgresql"]
 BUSY_TIMEOUT_MS = 5000
 POOL_MAX = 20
 
@@ -67,7 +66,6 @@ def is_postgres_url(target: str) -> bool:
 class Database(ABC):
     """One database: statements, single-row and all-row reads, transactions."""
 
-    dialect: Dialect
     #: appended to a ``SELECT`` that reads a row the transaction then changes (PostgreSQL
     #: locks it; SQLite's write transaction already holds the whole file)
     for_update: str = ""
@@ -118,8 +116,6 @@ def open_database(target: str) -> Database:
 class SqliteDatabase(Database):
     """One SQLite connection in autocommit mode, with the schema applied."""
 
-    dialect: Dialect = "sqlite"
-
     def __init__(self, path: str) -> None:
         self.path = path
         self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -168,7 +164,6 @@ class SqliteDatabase(Database):
 class PostgresDatabase(Database):
     """A pool of asyncpg connections; a transaction holds one connection for its task."""
 
-    dialect: Dialect = "postgresql"
     for_update = " FOR UPDATE"
     for_share = " FOR SHARE"
 

@@ -104,8 +104,8 @@ class RunRegistry:
     def start(self, run: LiveRun, body: Body, endings: Endings = Endings()) -> None:
         """Run ``body`` as the run's generation task; its end is persisted by another task
         (``_wrap_up``), so a Stop arriving then cannot cut the writing of the end short."""
-        task = asyncio.get_running_loop().create_task(self._drive(body))
-        task.add_done_callback(lambda done: self._on_task_done(run, body, endings, done))
+        task = asyncio.get_running_loop().create_task(body)
+        task.add_done_callback(lambda done: self._on_task_done(run, endings, done))
         run.attach_task(task)
         if self._early_cancels.pop((run.meta.user_id, run.run_id), None) is not None:
             run.stop_generation("user")
@@ -259,14 +259,9 @@ class RunRegistry:
             run.stop_generation("shutdown")
         await asyncio.gather(*(run.task_done() for run in runs))
 
-    @staticmethod
-    async def _drive(body: Body) -> ServerRunStatus | None:
-        return await body
-
     def _on_task_done(
-        self, run: LiveRun, body: Body, endings: Endings, task: asyncio.Task[ServerRunStatus | None]
+        self, run: LiveRun, endings: Endings, task: asyncio.Task[ServerRunStatus | None]
     ) -> None:
-        body.close()  # NOTE: a task cancelled before its first step never awaited its body.
         run.generation_ended()
         wrap_up = asyncio.get_running_loop().create_task(self._wrap_up(run, endings, task))
         self._wrap_ups.add(wrap_up)

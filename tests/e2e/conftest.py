@@ -68,6 +68,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 _session = ExitStack()
+_postgres: list[str] = []  # NOTE: cluster mode: the session's PostgreSQL server, once started
 _databases: dict[str, str] = {}  # NOTE: cluster mode: a test's SQLite path -> its database
 
 
@@ -77,15 +78,15 @@ def database(path: str) -> str:
     if not CLUSTER or path.startswith("postgresql://"):
         return path
     if path not in _databases:
-        if not _databases:
+        if not _postgres:
             workdir = Path(tempfile.mkdtemp(prefix="riacho-e2e-postgres-"))
             _session.callback(shutil.rmtree, workdir, ignore_errors=True)
-            _databases[""] = cluster.start_postgres(_session, workdir)
-        name = f"e2e_{len(_databases)}"
+            _postgres.append(cluster.start_postgres(_session, workdir))
+        name = f"e2e_{len(_databases) + 1}"
         # NOTE: a thread of its own: Playwright's sync API keeps this thread's loop running
         with ThreadPoolExecutor(1) as thread:
-            thread.submit(asyncio.run, _create_database(_databases[""], name)).result()
-        _databases[path] = _databases[""].rsplit("/", 1)[0] + "/" + name
+            thread.submit(asyncio.run, _create_database(_postgres[0], name)).result()
+        _databases[path] = _postgres[0].rsplit("/", 1)[0] + "/" + name
     return _databases[path]
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from aiohttp.test_utils import TestServer
 
-from tests.server.conftest import ClusterServer, in_cluster, live_run, workers_of
+from tests.server.conftest import ClusterServer, in_cluster, live_run
 from tests.server.helpers import Api
 
 pytestmark = pytest.mark.skipif(not in_cluster(), reason="checks RIACHO_TEST_CLUSTER=1 itself")
@@ -22,4 +22,4 @@ async def test_one_user_s_requests_land_on_every_worker(server: TestServer, api:
     streamed = [any(p == "/api/respond/stream" for p in paths) for paths in server.served]
     assert sorted(streamed) == [False, True], "one worker wrote the answer"
     assert all(any(p.startswith("/api/chats/") for p in paths) for paths in server.served)
-    assert live_run(server, "run_spread") is None and len(workers_of(server)) == 2
+    assert live_run(server, "run_spread") is None

@@ -43,6 +43,19 @@ async def endings(db: PostgresDatabase) -> list[str]:
     return [event["code"] for event in map(json.loads, (f.data for f in frames)) if event["done"]]
 
 
+async def waits_for_a_lock(db: PostgresDatabase, statement: asyncio.Future[object]) -> bool:
+    """Whether ``statement`` comes to wait for a lock (``False`` when it ends first)."""
+    async with asyncio.timeout(5):
+        while not statement.done():
+            row = await db.one(
+                "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            )
+            if row is not None and row["n"] > 0:
+                return True
+            await asyncio.sleep(0.01)
+    return False
+
+
 async def test_two_processes_interrupting_one_run_log_one_ending(
     two_processes: tuple[PostgresDatabase, ...],
 ) -> None:
@@ -72,7 +85,6 @@ async def test_an_append_waits_for_a_concurrent_end_and_is_refused(
         await other.one(f"SELECT status FROM runs WHERE id = ?{other.for_update}", (KEY,))
         await other.execute("UPDATE runs SET status = 'interrupted' WHERE id = ?", (KEY,))
         append = asyncio.ensure_future(runlog.insert_event(owner, KEY, 3, '{"type":"text"}'))
-        await asyncio.sleep(0.2)
-        assert not append.done(), "the append went ahead while the run's end was being written"
+        assert await waits_for_a_lock(owner, append), "the append went ahead of the run's end"
     assert await append is None
     assert [frame.seq for frame in await runlog.load_frames(owner, KEY, 0)] == [1, 2]
