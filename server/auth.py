@@ -65,16 +65,21 @@ async def find_user(db: Database, name: str) -> tuple[str, str | None] | None:
 
 
 async def ensure_user(db: Database, name: str, password_hash: str | None = None) -> str:
-    """The id of the user named ``name``, created if missing."""
+    """The id of the user named ``name``, created if missing.
+
+    # NOTE: two first requests of one name may race (two processes, or two tasks on
+    # PostgreSQL): the second insert yields to the first, and both read its id.
+    """
     found = await find_user(db, name)
-    if found is not None:
-        return found[0]
-    user_id = new_id("usr")
-    await db.insert(
-        "users",
-        {"id": user_id, "name": name, "created_at": now(), "password_hash": password_hash},
-    )
-    return user_id
+    if found is None:
+        await db.execute(
+            "INSERT INTO users (id, name, created_at, password_hash) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (name) DO NOTHING",
+            (new_id("usr"), name, now(), password_hash),
+        )
+        found = await find_user(db, name)
+    assert found is not None  # NOTE: only `users remove` deletes one, never mid-request
+    return found[0]
 
 
 async def _user_of_token(db: Database, token: str | None) -> tuple[str, str] | None:

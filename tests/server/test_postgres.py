@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from server.auth import ensure_user
 from server.db import PostgresDatabase
 from server.runs import log as runlog
 from tests.server.workers import new_postgres_database
@@ -88,3 +89,12 @@ async def test_an_append_waits_for_a_concurrent_end_and_is_refused(
         assert await waits_for_a_lock(owner, append), "the append went ahead of the run's end"
     assert await append is None
     assert [frame.seq for frame in await runlog.load_frames(owner, KEY, 0)] == [1, 2]
+
+
+async def test_one_new_name_signed_in_by_two_processes_at_once_is_one_user(
+    two_processes: tuple[PostgresDatabase, ...],
+) -> None:
+    ids = await asyncio.gather(*(ensure_user(db, "ana") for db in two_processes for _ in "ab"))
+    assert len(set(ids)) == 1
+    row = await two_processes[0].one("SELECT count(*) AS n FROM users WHERE name = 'ana'")
+    assert row is not None and row["n"] == 1
