@@ -35,6 +35,10 @@ BUSY_TIMEOUT_MS = 5000
 POOL_MAX = 20
 
 
+class Conflict(Exception):
+    """A write met a row of the same unique key (another request wrote it first)."""
+
+
 class Row(Protocol):
     """A result row: columns by name (``row["id"]``) or position; ``dict(row)`` works."""
 
@@ -136,7 +140,12 @@ class SqliteDatabase(Database):
         self.conn.close()
 
     async def execute(self, sql: str, params: Sequence[SqlValue] = ()) -> int:
-        return self.conn.execute(sql, params).rowcount
+        try:
+            return self.conn.execute(sql, params).rowcount
+        except sqlite3.IntegrityError as error:
+            if str(error).startswith("UNIQUE"):
+                raise Conflict(str(error)) from error
+            raise
 
     async def one(self, sql: str, params: Sequence[SqlValue] = ()) -> Row | None:
         row: sqlite3.Row | None = self.conn.execute(sql, params).fetchone()
@@ -201,11 +210,16 @@ class PostgresDatabase(Database):
         return held.conn if held is not None and held.task is asyncio.current_task() else None
 
     async def execute(self, sql: str, params: Sequence[SqlValue] = ()) -> int:
+        from asyncpg import UniqueViolationError  # NOTE: imported already by open()
+
         conn = self._held()
-        if conn is not None:
-            status = await conn.execute(numbered(sql), *params)
-        else:
-            status = await self.pool.execute(numbered(sql), *params)
+        try:
+            if conn is not None:
+                status = await conn.execute(numbered(sql), *params)
+            else:
+                status = await self.pool.execute(numbered(sql), *params)
+        except UniqueViolationError as error:
+            raise Conflict(str(error)) from error
         return _changed_rows(status)
 
     async def one(self, sql: str, params: Sequence[SqlValue] = ()) -> Row | None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from app.wire.api import RespondStreamBody
 from server.catalog import RETRY_AFTER_S, Catalog, DemoModel, Model, ProviderModel
 from server.config import Limits
-from server.db import Database, Row, SqlValue, new_id, now
+from server.db import Conflict, Database, Row, SqlValue, new_id, now
 from server.demo.text import title_for
 from server.errors import ApiError
 from server.runs.live import RunMeta
@@ -112,10 +112,11 @@ _CHAT_ID_RE = re.compile(r"chat_[A-Za-z0-9_-]{8,64}")
 async def _chat_of_turn(db: Database, user_id: str, body: RespondStreamBody) -> tuple[Row, bool]:
     """The turn's chat, and whether this turn makes it: a chat the page named and nobody has
     yet comes into being with its first answer (so a refused first send leaves nothing)."""
-    row = await db.one("SELECT * FROM chats WHERE id = ? AND user_id = ?", (body.chat_id, user_id))
-    if row is not None:
+    # NOTE: one read, so a chat made meanwhile by a racing request is either seen or not at all
+    row = await db.one("SELECT * FROM chats WHERE id = ?", (body.chat_id,))
+    if row is not None and row["user_id"] == user_id:
         return row, False
-    taken = await db.one("SELECT 1 FROM chats WHERE id = ?", (body.chat_id,)) is not None
+    taken = row is not None
     if taken or body.retry_of_run_id is not None or not _CHAT_ID_RE.fullmatch(body.chat_id):
         raise ApiError(404, "chat_not_found", f"chat {body.chat_id!r} not found")
     stamp = now()
@@ -235,6 +236,19 @@ async def create_rows(db: Database, turn: Turn, *, touch_chat: bool = True) -> N
     ``touch_chat`` also records the turn on the chat (model, title, order); a model turn does
     that only once its provider accepted the request (:func:`touch_chat`).
     """
+    try:
+        await _create_rows(db, turn, touch_chat)
+    except Conflict as conflict:  # NOTE: a request racing this one (the same runId or chat)
+        if await run_row(db, turn.meta.user_id, turn.meta.run_id) is not None:
+            raise ApiError(
+                409, "run_exists", f"you already have a run {turn.meta.run_id!r}"
+            ) from conflict
+        raise ApiError(
+            409, "conflict", "another request changed this chat at the same moment; send again"
+        ) from conflict
+
+
+async def _create_rows(db: Database, turn: Turn, touch_chat: bool) -> None:
     meta, stamp = turn.meta, now()
     async with db.transaction():
         if turn.new_chat:

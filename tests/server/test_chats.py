@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from aiohttp import FormData
 
@@ -238,3 +240,18 @@ async def test_attachment_upload_needs_a_multipart_file_field(api: Api) -> None:
     assert body["error"]["code"] == "unsupported_media_type"
     body = await api.json("POST", "/api/attachments", expect=415, json={"x": 1})
     assert body["error"]["code"] == "unsupported_media_type"
+
+
+@pytest.mark.parametrize("new_chat", [False, True], ids=["chat", "new-chat"])
+async def test_one_run_id_sent_twice_at_once_streams_once(api: Api, new_chat: bool) -> None:
+    chat_id = "chat_sent_twice_0001" if new_chat else await api.new_chat()
+    responses = await asyncio.gather(
+        *(api.stream(chat_id, runId="run_twice_at_once") for _ in range(4))
+    )
+    statuses = sorted(response.status for response in responses)
+    assert statuses == [200, 409, 409, 409], [await r.text() for r in responses]
+    for response in responses:
+        if response.status == 409:
+            assert (await response.json())["error"]["code"] == "run_exists"
+        else:
+            await response.read()
