@@ -7,7 +7,7 @@ PORT ?= 8000
 ARGS ?=
 ARGS_CLUSTER ?=
 
-.PHONY: setup run run-cluster test test-unit test-server-postgres test-server-cluster test-e2e test-e2e-cluster lint bench bench-cluster dist screenshots clean
+.PHONY: setup run run-cluster test test-unit test-server-postgres test-server-cluster test-e2e test-e2e-cluster test-e2e-snapshot lint bench bench-cluster dist screenshots clean
 
 $(VENV)/.runtime: requirements.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Riacho needs Python 3.11+")'
@@ -36,8 +36,10 @@ run-cluster: setup
 # NOTE: separate pytest runs: Playwright's sync API keeps an event loop running in the main
 # thread, which the asyncio tests of the core and the server cannot share. The server tests run
 # on SQLite, then on PostgreSQL, then against two-worker clusters; the end-to-end suite against
-# one process, then against a cluster (redis + PostgreSQL + 2 workers + the proxy). The
-# multi-process tests pick their databases themselves: they run once.
+# one process with every page a first visit (it boots normally and makes its snapshot), then
+# against a cluster (redis + PostgreSQL + 2 workers + the proxy) with every page a second visit
+# (booted from the snapshot the first made). The multi-process tests pick their databases
+# themselves: they run once.
 SERVER_AGAIN := $(PY) -m pytest tests/server --ignore=tests/server/test_workers.py
 test: setup $(VENV)/.dev lint
 	$(PY) -m pytest tests/unit tests/server
@@ -48,8 +50,8 @@ test: setup $(VENV)/.dev lint
 	@CHROMIUM_PATH="$$($(PY) tools/chromium.py)" && export CHROMIUM_PATH && \
 	  echo "test: end-to-end with $$CHROMIUM_PATH" && \
 	  $(PY) -m pytest tests/e2e && \
-	  echo "test: end-to-end again against a cluster (RIACHO_E2E_CLUSTER=1)" && \
-	  RIACHO_E2E_CLUSTER=1 $(PY) -m pytest tests/e2e
+	  echo "test: end-to-end again against a cluster, booted from the snapshot (RIACHO_E2E_CLUSTER=1 RIACHO_E2E_SNAPSHOT=1)" && \
+	  RIACHO_E2E_CLUSTER=1 RIACHO_E2E_SNAPSHOT=1 $(PY) -m pytest tests/e2e
 
 test-unit: setup $(VENV)/.dev
 	$(PY) -m pytest tests/unit tests/server
@@ -70,6 +72,12 @@ test-e2e: setup $(VENV)/.dev
 test-e2e-cluster: setup $(VENV)/.dev
 	@CHROMIUM_PATH="$$($(PY) tools/chromium.py)" && export CHROMIUM_PATH && \
 	  RIACHO_E2E_CLUSTER=1 $(PY) -m pytest tests/e2e
+
+# The end-to-end suite with every booted page a second visit, restored from the snapshot its
+# first visit made (static/interpreter.mjs).
+test-e2e-snapshot: setup $(VENV)/.dev
+	@CHROMIUM_PATH="$$($(PY) tools/chromium.py)" && export CHROMIUM_PATH && \
+	  RIACHO_E2E_SNAPSHOT=1 $(PY) -m pytest tests/e2e
 
 bench: setup $(VENV)/.dev
 	$(PY) tools/bench_sse.py

@@ -7,6 +7,10 @@ any request may land on either worker. The workers' ``--db`` is then a PostgreSQ
 (one throwaway server for the session, one database per SQLite path a test names: see
 :func:`database`).
 
+With ``RIACHO_E2E_SNAPSHOT=1`` the booted page of every test (the ``app`` fixture) is a second
+visit: the first boot makes and stores this browser's boot snapshot (static/interpreter.mjs), the
+page is reloaded, and the test runs on the interpreter restored from it.
+
 Every test gets a page that fails the test on a console error, an uncaught page error, or a
 request to anything but this machine (expected console errors, such as the browser's own
 "Failed to load resource" line for a deliberate HTTP 503, are allowed per test).
@@ -59,6 +63,8 @@ CHROMIUM_FLAGS = [
 LOCAL_URL = re.compile(r"^(?:https?://(?:127\.0\.0\.1|localhost)(?::\d+)?/|data:|blob:|about:)")
 BOOT_TIMEOUT_MS = 60_000
 CLUSTER = os.environ.get("RIACHO_E2E_CLUSTER") == "1"
+SNAPSHOT_BOOT = os.environ.get("RIACHO_E2E_SNAPSHOT") == "1"
+SNAPSHOT_STORE_TIMEOUT_MS = 30_000
 CLUSTER_WORKERS = 2
 
 
@@ -272,15 +278,27 @@ def guard(page: Page) -> Iterator[PageGuard]:
 
 
 def _boot(page: Page, live_server: LiveServer) -> bool:
-    """Open the page and wait for ``html[data-ready]``; ``False`` if the renderer crashed."""
+    """Open the page and wait for ``html[data-ready]`` (with SNAPSHOT_BOOT: then reload it and
+    wait again, booted from the snapshot); ``False`` if the renderer crashed."""
     try:
         page.goto(live_server.url + "/")
         page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
+        if SNAPSHOT_BOOT:
+            _boot_again_from_snapshot(page)
     except PlaywrightError as error:
         if "crash" not in str(error).lower():
             raise
         return False
     return True
+
+
+def _boot_again_from_snapshot(page: Page) -> None:
+    state = "globalThis.riachoInterpreter"
+    page.wait_for_function(f"{state}.snapshot === 'stored'", timeout=SNAPSHOT_STORE_TIMEOUT_MS)
+    page.reload()
+    page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
+    history = page.evaluate(f"{state}.history")
+    assert history == ["restored"], f"the second boot did not restore the snapshot: {history}"
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ absolute and at module level, so these checks see all of them.
 from __future__ import annotations
 
 import ast
+import re
 import sys
 import tomllib
 from pathlib import Path
@@ -127,5 +128,9 @@ def test_pyscript_config_loads_the_app_wheel_which_holds_every_module_but_the_sc
 
 def test_pyscript_config_loads_only_local_runtime() -> None:
     config = tomllib.loads((ROOT / "pyscript.toml").read_text(encoding="utf-8"))
-    assert config["interpreter"].startswith("./static/vendor/")
+    assert config["interpreter"] == "./static/interpreter.mjs"
     assert "://" not in (ROOT / "pyscript.toml").read_text(encoding="utf-8")
+    loader = (ROOT / "static" / "interpreter.mjs").read_text(encoding="utf-8")
+    imports = re.findall(r'^import .* from "([^"]+)";$', loader, flags=re.MULTILINE)
+    assert imports == ["./vendor/pyodide/pyodide.mjs"]
+    assert "://" not in loader

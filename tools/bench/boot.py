@@ -27,6 +27,8 @@ COLD_ROUNDS = 5
 WARM_ROUNDS = 3  # NOTE: a warm measurement costs a browser launch, two boots and a pause
 EMULATED_ROUNDS = 3  # NOTE: ~10-15 s a boot on the emulated line
 WARM_PAUSE_S = 2.0
+STORE_WAIT_MS = 15_000
+STORE_SETTLED = "globalThis.riachoInterpreter?.snapshot !== 'made'"
 RIACHO_PATH = "/"
 BARE_PATH = "/static/bench/bare.html"
 # The emulated line: Mbit/s = 1e6 bit/s; CDP wants bytes/s and the latency in ms.
@@ -42,11 +44,13 @@ EMULATED_LINE = (
 @dataclass(frozen=True, slots=True)
 class Sample:
     """One boot: seconds to ``data-ready``; to a typeable composer (None: no composer); to the
-    composer's loss before ``data-ready`` (None: kept)."""
+    composer's loss before ``data-ready`` (None: kept); what Riacho's interpreter did with its
+    boot snapshot (static/interpreter.mjs: "restored", "made", …; None: the bare page)."""
 
     ready: float
     composer: float | None
     composer_lost: float | None = None
+    snapshot: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,18 +62,23 @@ class BootTimes:
     composer: float | None
     runs: dict[str, list[Sample]]
 
+    def snapshot_runs(self, state: str) -> int:
+        """Riacho runs whose interpreter's first boot step was ``state`` ("restored", "made")."""
+        return sum(s.snapshot == state for s in self.runs["riacho"])
+
     @property
     def composer_lost_runs(self) -> int:
         """Riacho runs in which the composer stopped accepting typing before data-ready."""
         return sum(s.composer_lost is not None for s in self.runs["riacho"])
 
     def as_json(self) -> dict[str, Any]:
-        def runs(name: str) -> list[dict[str, float | None]]:
+        def runs(name: str) -> list[dict[str, float | str | None]]:
             return [
                 {
                     "ready_s": round(s.ready, 4),
                     "composer_s": _round(s.composer),
                     "composer_lost_s": _round(s.composer_lost),
+                    "snapshot": s.snapshot,
                 }
                 for s in self.runs[name]
             ]
@@ -92,7 +101,9 @@ def _round(value: float | None) -> float | None:
 def _sample(context: BrowserContext, url: str, setup: Callable[[Page], object] | None) -> Sample:
     page, ready_ms = boot(context, url, setup=setup)
     composer, lost = composer_ms(page)
-    return Sample(ready_ms / 1000, _seconds(composer), _seconds(lost))
+    # NOTE: the first step only: a first visit goes on to "stored" in an idle moment
+    snapshot = page.evaluate("globalThis.riachoInterpreter?.history[0] ?? null")
+    return Sample(ready_ms / 1000, _seconds(composer), _seconds(lost), snapshot)
 
 
 def _seconds(ms: float | None) -> float | None:
@@ -139,6 +150,8 @@ def warm_boot(playwright: Playwright, executable: str, url: str) -> Sample:
         try:
             first, _ = boot(context, url)
             first.wait_for_timeout(WARM_PAUSE_S * 1000)
+            # NOTE: Riacho stores its boot snapshot once ready and idle: let that finish
+            first.wait_for_function(STORE_SETTLED, timeout=STORE_WAIT_MS)
             first.close()
             return _sample(context, url, None)
         finally:

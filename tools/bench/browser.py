@@ -111,6 +111,11 @@ def report_boot(times: dict[str, boot.BootTimes], out: dict[str, Any]) -> None:
             f"boot {label} to data-ready: riacho {t.riacho:.2f} s / bare PyScript {t.bare:.2f} s"
             f" = {t.riacho / t.bare:.2f}x (medians of {rounds} alternating runs, {how})"
         )
+        made, restored = t.snapshot_runs("made"), t.snapshot_runs("restored")
+        emit(
+            f"boot {kind}: riacho's interpreter made its boot snapshot in {made} and booted from"
+            f" one in {restored} of {len(t.runs['riacho'])} runs (static/interpreter.mjs)"
+        )
         composer = "n/a" if t.composer is None else f"{t.composer:.2f} s"
         lost = t.composer_lost_runs
         lost_note = (

@@ -1,0 +1,421 @@
+// Riacho's interpreter module (pyscript.toml's `interpreter`): Pyodide, booted from a memory
+// snapshot of this browser's own first boot when it has one.
+//
+// A first visit boots normally and, once Python has installed the packages and imported the
+// app's pure modules (everything but app/browser/ and main.py: no page state yet), copies the
+// interpreter's heap (Pyodide's snapshot API, private in 314.0.7: `_makeSnapshot`,
+// `makeMemorySnapshot()`, `_loadSnapshot`). When the page is ready and idle the copy goes into
+// Cache Storage. The next visit restores that heap instead of starting Python and importing
+// the app: no byte more on the wire, since the snapshot never leaves the browser. (A snapshot
+// made at build time and downloaded is ~6.5 MB brotli: more than the whole page; see README.)
+//
+// What a restore needs, and how each is checked:
+// - the same runtime build: Pyodide checks its build id, and the entry names the version;
+// - the same packages: the entry names the sha256 of pyodide-lock.json, checked before;
+// - the same app: the sha256 of the app's installed files, checked after the packages are
+//   installed (the app wheel is revalidated on every visit); a stale heap is thrown away and
+//   the page boots normally, making a new snapshot;
+// - each shared library (pydantic-core's .so) loaded before Python starts, in one fixed order,
+//   when the snapshot is made and when it is restored: its data and functions then land at the
+//   same heap and table addresses the heap points at. The first visit reads it from its wheel
+//   (which the package loader fetches anyway: static/vendor/ is cached immutable, so one
+//   transfer); the snapshot is stored with a copy, so a restore does not wait for the wheel.
+// Anything wrong falls back to a normal boot; `globalThis.riachoInterpreter.snapshot` says what
+// happened: "off" (with `error`), "made", "stored", "restored", "refused" (with `error`, then a
+// normal boot that makes a new one), "not made" or "not stored" (with `error`); `history`
+// lists every state in order.
+import * as pyodide from "./vendor/pyodide/pyodide.mjs";
+
+export const version = pyodide.version;
+
+const INDEX_URL = new URL("./vendor/pyodide/", import.meta.url).href;
+const CACHE_NAME = "riacho-boot";
+const ENTRY_URL = new URL("./boot-snapshot", import.meta.url).href; // a cache key, never fetched
+const APP_PACKAGE = "app";
+const HEADERS = {
+  version: "x-riacho-pyodide",
+  lock: "x-riacho-lock",
+  app: "x-riacho-app",
+  heap: "x-riacho-snapshot-bytes", // the body: the snapshot, then each shared library's bytes
+  libs: "x-riacho-libs", // JSON: [[path, length], …]
+};
+const STORE_IDLE_TIMEOUT_MS = 5000;
+
+// Import the app's pure modules (every module of the app but app/browser/'s, which touch js):
+// the heap the snapshot keeps. NOTE: no gc.collect(): it costs the first visit ~20 ms and
+// leaves the heap as large.
+function importPureModules(py, sitePackages) {
+  const names = [];
+  const walk = (dir, dotted) => {
+    for (const name of py.FS.readdir(dir)) {
+      const path = `${dir}/${name}`;
+      if (name === "." || name === ".." || name === "__pycache__") continue;
+      if (py.FS.isDir(py.FS.stat(path).mode)) {
+        if (`${dotted}.${name}` !== `${APP_PACKAGE}.browser`) walk(path, `${dotted}.${name}`);
+        continue;
+      }
+      const module = name.replace(/\.pyc?$/, "");
+      if (module === name) continue;
+      names.push(module === "__init__" ? dotted : `${dotted}.${module}`);
+    }
+  };
+  walk(sitePackages + APP_PACKAGE, APP_PACKAGE);
+  names.sort();
+  py.runPython(
+    `import importlib\nfor name in ${JSON.stringify(names)}:\n    importlib.import_module(name)\n`,
+  );
+  return names;
+}
+
+// NOTE: the heap froze the state of `random`: draw fresh seeds.
+const RESEED = `
+import sys
+if "random" in sys.modules:
+    sys.modules["random"].seed()
+`;
+
+const boot = (globalThis.riachoInterpreter = { snapshot: "off", history: [] });
+
+function report(state, error) {
+  boot.snapshot = state;
+  boot.history.push(state);
+  if (error !== undefined) {
+    boot.error = String(error);
+    console.info(`riacho: boot snapshot ${state}:`, String(error));
+  }
+}
+
+// --- zip archives (wheels) -------------------------------------------------------------------
+
+// The members of a zip archive: name, method, sizes and where the data starts.
+export function zipMembers(zip) {
+  const view = new DataView(zip.buffer, zip.byteOffset, zip.byteLength);
+  let eocd = zip.length - 22;
+  while (eocd >= 0 && view.getUint32(eocd, true) !== 0x06054b50) eocd--;
+  if (eocd < 0) throw new Error("not a zip archive");
+  const count = view.getUint16(eocd + 10, true);
+  let at = view.getUint32(eocd + 16, true);
+  const decoder = new TextDecoder();
+  const members = [];
+  for (let i = 0; i < count; i++) {
+    if (view.getUint32(at, true) !== 0x02014b50) throw new Error("bad zip directory");
+    const nameLength = view.getUint16(at + 28, true);
+    const local = view.getUint32(at + 42, true);
+    members.push({
+      name: decoder.decode(zip.subarray(at + 46, at + 46 + nameLength)),
+      method: view.getUint16(at + 10, true),
+      packed: view.getUint32(at + 20, true),
+      size: view.getUint32(at + 24, true),
+      start: local + 30 + view.getUint16(local + 26, true) + view.getUint16(local + 28, true),
+    });
+    at += 46 + nameLength + view.getUint16(at + 30, true) + view.getUint16(at + 32, true);
+  }
+  return members;
+}
+
+// One member's bytes (stored or deflated).
+export async function unzipMember(zip, member) {
+  const data = zip.subarray(member.start, member.start + member.packed);
+  if (member.method === 0) return data;
+  if (member.method !== 8) throw new Error(`${member.name}: zip method ${member.method}`);
+  const stream = new Blob([data]).stream().pipeThrough(new DecompressionStream("deflate-raw"));
+  const out = new Uint8Array(await new Response(stream).arrayBuffer());
+  if (out.length !== member.size) throw new Error(`${member.name}: ${out.length} bytes`);
+  return out;
+}
+
+// --- what the boot depends on ----------------------------------------------------------------
+
+async function fetchBytes(url) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+async function sha256(chunks) {
+  const parts = [];
+  for (const chunk of chunks) parts.push(typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk);
+  const digest = await crypto.subtle.digest("SHA-256", await new Blob(parts).arrayBuffer());
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+// Every locked package the page's list needs (names; paths such as the app's wheel are pure
+// Python and skipped), with their dependencies, sorted by name.
+export function lockedClosure(lock, requested) {
+  const found = new Set();
+  const visit = (name) => {
+    const key = name.toLowerCase().replaceAll("_", "-");
+    if (found.has(key)) return;
+    const entry = lock.packages[key];
+    if (entry === undefined) throw new Error(`${name} is not in pyodide-lock.json`);
+    found.add(key);
+    for (const dependency of entry.depends ?? []) visit(dependency);
+  };
+  for (const name of requested) if (!name.includes("/") && !name.endsWith(".whl")) visit(name);
+  return [...found].sort();
+}
+
+// The shared libraries of those packages, in a fixed order: [{path, bytes}].
+async function sharedLibraries(lock, requested, sitePackages) {
+  const wheels = lockedClosure(lock, requested)
+    .map((name) => lock.packages[name])
+    .filter((entry) => !entry.file_name.endsWith("-none-any.whl"));
+  const perWheel = await Promise.all(
+    wheels.map(async (entry) => {
+      if (entry.install_dir !== "site") throw new Error(`${entry.name}: installed to ${entry.install_dir}`);
+      const zip = await fetchBytes(INDEX_URL + entry.file_name);
+      const members = zipMembers(zip).filter((m) => m.name.endsWith(".so"));
+      members.sort((a, b) => (a.name < b.name ? -1 : 1));
+      return Promise.all(
+        members.map(async (m) => ({ path: sitePackages + m.name, bytes: await unzipMember(zip, m) })),
+      );
+    }),
+  );
+  return perWheel.flat();
+}
+
+// --- loading -----------------------------------------------------------------------------------
+
+// loadPyodide with Pyodide's module factory wrapped to load the shared libraries (`libs`, a
+// promise of [{path, bytes}]) before Python starts: an Emscripten preRun, after Pyodide's own,
+// which allocate nothing on the heap. The package loader's dlopen of the same path later finds
+// each loaded. `heapBytes` (a promise; 0: none): the memory is grown to a snapshot's heap before
+// the restore copies it in (loadPyodide's INITIAL_MEMORY does not size this build's memory).
+// Both are awaited in the preRun: they load while the runtime downloads and compiles.
+// NOTE: a preRun's failure cannot fail Emscripten's start (it would wait forever): it rejects
+// the race instead, and the caller boots normally.
+export function loadWithLibraries(config, create, libs, heapBytes = 0) {
+  let fail;
+  const failed = new Promise((_, reject) => (fail = reject));
+  const createPyodideModule = async (settings) => {
+    const createModule = await create;
+    const preload = async (Module) => {
+      Module.addRunDependency("riacho-preload-dynlibs");
+      try {
+        for (const { path, bytes } of await libs) {
+          // NOTE: Emscripten's loadDynamicLibrary, minus finding the file: before the runtime
+          // is initialised it does not look in the file system.
+          const flags = { loadAsync: true, global: true, nodelete: true };
+          const dso = Module.newDSO(path, undefined, "loading");
+          dso.refcount = Infinity;
+          dso.global = true;
+          const exports = await Module.loadWebAssemblyModule(bytes, flags, path, {});
+          Module.mergeLibSymbols(exports, path);
+          dso.exports = exports;
+        }
+        const bytes = await heapBytes;
+        if (bytes > Module.HEAP8.length && !Module.growMemory(bytes)) {
+          throw new Error(`cannot grow the wasm memory to ${bytes} bytes`);
+        }
+        Module.removeRunDependency("riacho-preload-dynlibs");
+      } catch (error) {
+        fail(error);
+      }
+    };
+    settings.preRun = [...(settings.preRun ?? []), preload];
+    return createModule(settings);
+  };
+  return Promise.race([pyodide.loadPyodide({ ...config, createPyodideModule }), failed]);
+}
+
+// The heap's size in a snapshot: the file less its header (Pyodide's snapshot format: 32-bit
+// words, the second is the heap's offset).
+export function snapshotHeapBytes(snapshot) {
+  return snapshot.length - new DataView(snapshot.buffer, snapshot.byteOffset, 8).getUint32(4, true);
+}
+
+// sha256 over the app's installed files (paths and bytes, sorted): which app a heap holds.
+async function appFingerprint(py, sitePackages) {
+  const chunks = [];
+  const walk = (dir) => {
+    for (const name of py.FS.readdir(dir).filter((n) => n !== "." && n !== "..").sort()) {
+      const path = `${dir}/${name}`;
+      if (name === "__pycache__") continue;
+      if (py.FS.isDir(py.FS.stat(path).mode)) walk(path);
+      else chunks.push(path, "\0", py.FS.readFile(path), "\0");
+    }
+  };
+  walk(sitePackages + APP_PACKAGE);
+  return sha256(chunks);
+}
+
+// --- the stored snapshot -------------------------------------------------------------------------
+
+// The stored snapshot's entry when it was made for this runtime and these packages (its body
+// is read later, while the runtime downloads), else null.
+async function storedEntry(lockDigest) {
+  const cache = await caches.open(CACHE_NAME);
+  const response = await cache.match(ENTRY_URL);
+  if (response === undefined) return null;
+  const headers = response.headers;
+  if (headers.get(HEADERS.version) !== version || headers.get(HEADERS.lock) !== lockDigest) {
+    await cache.delete(ENTRY_URL);
+    return null;
+  }
+  return response;
+}
+
+async function forget() {
+  try {
+    await (await caches.open(CACHE_NAME)).delete(ENTRY_URL);
+  } catch {
+    // NOTE: nothing stored, or storage refused: either way nothing to restore next time
+  }
+}
+
+function whenReadyAndIdle(callback) {
+  const root = document.documentElement;
+  const idle = () => requestIdleCallback(callback, { timeout: STORE_IDLE_TIMEOUT_MS });
+  if (root.hasAttribute("data-ready")) return idle();
+  const observer = new MutationObserver(() => {
+    if (!root.hasAttribute("data-ready")) return;
+    observer.disconnect();
+    idle();
+  });
+  observer.observe(root, { attributes: true, attributeFilter: ["data-ready"] });
+}
+
+// The stored body: the snapshot, then the shared libraries (so a restore needs no wheel first).
+function storeWhenIdle(snapshot, libs, keys) {
+  whenReadyAndIdle(async () => {
+    try {
+      const headers = {
+        ...(await keys()),
+        [HEADERS.version]: version,
+        [HEADERS.heap]: String(snapshot.length),
+        [HEADERS.libs]: JSON.stringify(libs.map(({ path, bytes }) => [path, bytes.length])),
+      };
+      const body = new Blob([snapshot, ...libs.map(({ bytes }) => bytes)]);
+      const cache = await caches.open(CACHE_NAME);
+      await cache.put(ENTRY_URL, new Response(body, { headers }));
+      report("stored");
+    } catch (error) {
+      report("not stored", error);
+    }
+  });
+}
+
+// Read a stored body into the snapshot and the libraries. The snapshot's array is handed over
+// at once, empty: Pyodide wants it before it creates the runtime but reads it only once the
+// runtime has started (after the preRun, which awaits `filled`), so it fills while the runtime
+// downloads and compiles.
+export function readBody(response) {
+  const heap = Number(response.headers.get(HEADERS.heap));
+  const sizes = JSON.parse(response.headers.get(HEADERS.libs) ?? "null");
+  if (!Number.isInteger(heap) || heap < 8 || !Array.isArray(sizes)) {
+    throw new Error("a stored snapshot without its layout");
+  }
+  const total = sizes.reduce((sum, [, length]) => sum + length, heap);
+  const body = new Uint8Array(total);
+  const filled = (async () => {
+    const reader = response.body.getReader();
+    let at = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (at + value.length > total) throw new Error(`a stored snapshot over ${total} bytes`);
+      body.set(value, at);
+      at += value.length;
+    }
+    if (at !== total) throw new Error(`a stored snapshot of ${at} bytes, expected ${total}`);
+    const libs = [];
+    let start = heap;
+    for (const [path, length] of sizes) {
+      libs.push({ path, bytes: body.subarray(start, start + length) });
+      start += length;
+    }
+    return libs;
+  })();
+  return { snapshot: body.subarray(0, heap), filled };
+}
+
+// --- the two boots ------------------------------------------------------------------------------
+
+// Boot from the stored heap; throws when it does not fit (then nothing of it is used).
+async function restore(config, parts, entry) {
+  const { snapshot, filled } = readBody(entry);
+  const heapBytes = filled.then(() => snapshotHeapBytes(snapshot));
+  for (const promise of [filled, heapBytes]) promise.catch(() => {}); // NOTE: seen by the preRun
+  const options = { ...config, _loadSnapshot: snapshot };
+  const py = await loadWithLibraries(options, parts.create, filled, heapBytes);
+  const app = await appFingerprint(py, parts.sitePackages);
+  if (app !== entry.headers.get(HEADERS.app)) throw new Error("the app changed since the snapshot");
+  py.runPython(RESEED);
+  return py;
+}
+
+// Boot normally, copying the heap once the packages are installed and the pure modules imported.
+async function make(config, parts) {
+  const libs = sharedLibraries(parts.lock, config.packages ?? [], parts.sitePackages);
+  libs.catch(() => {}); // NOTE: seen by loadWithLibraries
+  const py = await loadWithLibraries({ ...config, _makeSnapshot: true }, parts.create, libs);
+  try {
+    boot.modules = importPureModules(py, parts.sitePackages).length;
+    // NOTE: the snapshot format wants loadedPackages empty (a restore starts from {} and the
+    // packages are installed again); this interpreter keeps its own.
+    const loaded = { ...py.loadedPackages };
+    for (const name of Object.keys(loaded)) delete py.loadedPackages[name];
+    let snapshot;
+    try {
+      snapshot = py.makeMemorySnapshot();
+    } finally {
+      Object.assign(py.loadedPackages, loaded);
+    }
+    storeWhenIdle(snapshot, await libs, async () => ({
+      [HEADERS.lock]: parts.lockDigest,
+      [HEADERS.app]: await appFingerprint(py, parts.sitePackages),
+    }));
+    report("made");
+  } catch (error) {
+    report("not made", error);
+  }
+  // NOTE: _makeSnapshot gave Python a recording proxy of globalThis as `js` (so a snapshot can
+  // name what it holds); the page itself gets the real one.
+  py.registerJsModule("js", globalThis);
+  py.runPython("import sys\nsys.modules.pop('js', None)");
+  return py;
+}
+
+// What both boots need: the lock and its digest, where packages go, the module factory (a
+// promise).
+async function bootParts() {
+  if (globalThis.caches === undefined || globalThis.crypto?.subtle === undefined) {
+    throw new Error("no Cache Storage here (not a secure context)");
+  }
+  const create = import(INDEX_URL + "pyodide.asm.mjs").then((module) => module.default);
+  const response = await fetch(INDEX_URL + "pyodide-lock.json");
+  if (!response.ok) throw new Error(`pyodide-lock.json: HTTP ${response.status}`);
+  const lockText = await response.text();
+  const lock = JSON.parse(lockText);
+  const sitePackages = `/lib/python${lock.info.python.split(".").slice(0, 2).join(".")}/site-packages/`;
+  return { lock, lockDigest: await sha256([lockText]), sitePackages, create };
+}
+
+export async function loadPyodide(options = {}) {
+  const config = { ...options, indexURL: INDEX_URL };
+  let parts;
+  try {
+    parts = await bootParts();
+  } catch (error) {
+    report("off", error);
+    return pyodide.loadPyodide(config);
+  }
+  const entry = await storedEntry(parts.lockDigest).catch(() => null);
+  if (entry !== null) {
+    try {
+      const py = await restore(config, parts, entry);
+      report("restored");
+      return py;
+    } catch (error) {
+      // NOTE: e.g. "Snapshot build id mismatch", or the app changed: a normal boot remakes it
+      report("refused", error);
+      await forget();
+    }
+  }
+  try {
+    return await make(config, parts);
+  } catch (error) {
+    report("off", error);
+    return pyodide.loadPyodide(config);
+  }
+}

@@ -1,0 +1,129 @@
+"""Booting from this browser's own snapshot (static/interpreter.mjs): a first visit makes and
+stores it, the next restores it; a snapshot that does not fit is refused and remade, never used."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.e2e.conftest import BOOT_TIMEOUT_MS, LiveServer, PageGuard
+from tests.e2e.scenarios import send
+
+STORE_TIMEOUT_MS = 30_000
+STATE = "globalThis.riachoInterpreter"
+# NOTE: PyScript's own hook hands over the page's interpreter (the same module instance).
+PYODIDE_HANDLE = """
+window.__pyodide = new Promise((resolve) => {
+  import("/static/vendor/pyscript/core.js").then(({ hooks }) => {
+    hooks.main.onReady.add((wrap) => resolve(wrap.interpreter));
+  });
+});
+"""
+
+
+def boot_state(page: Page) -> dict[str, Any]:
+    state = page.evaluate(f"JSON.parse(JSON.stringify({STATE}))")
+    assert isinstance(state, dict)
+    return state
+
+
+def wait_until_stored(page: Page) -> None:
+    page.wait_for_function(f"{STATE}.snapshot === 'stored'", timeout=STORE_TIMEOUT_MS)
+
+
+def reload_and_boot(page: Page) -> dict[str, Any]:
+    page.reload()
+    page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
+    return boot_state(page)
+
+
+def rewrite_entry(page: Page, *, header: str | None = None, value: str = "", cut: int = 0) -> None:
+    """Store the snapshot again with one header changed, or its body ``cut`` bytes short."""
+    page.evaluate(
+        """async ([header, value, cut]) => {
+          const cache = await caches.open("riacho-boot");
+          const [request] = await cache.keys();
+          const stored = await cache.match(request);
+          const headers = new Headers(stored.headers);
+          if (header !== null) headers.set(header, value);
+          const body = await stored.arrayBuffer();
+          await cache.put(request, new Response(body.slice(0, body.byteLength - cut), { headers }));
+        }""",
+        [header, value, cut],
+    )
+
+
+@pytest.fixture
+def first_visit(page: Page, guard: PageGuard, server: LiveServer) -> Page:
+    """A first visit (a fresh context, whatever RIACHO_E2E_SNAPSHOT says), booted normally."""
+    page.goto(server.url + "/")
+    page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
+    assert boot_state(page)["history"][0] == "made"
+    return page
+
+
+def test_a_second_visit_boots_from_the_snapshot_the_first_made_and_streams(
+    first_visit: Page,
+) -> None:
+    app = first_visit
+    wait_until_stored(app)
+
+    second = reload_and_boot(app)
+    assert second["history"] == ["restored"], second
+    answer = send(app, "Hello from a restored heap")
+    expect(answer).to_have_attribute("data-status", "completed", timeout=30_000)
+    expect(answer.locator(".message-text")).to_contain_text("Hello from a restored heap")
+
+
+def test_restored_interpreters_draw_fresh_random_numbers(first_visit: Page) -> None:
+    app = first_visit
+    app.add_init_script(PYODIDE_HANDLE)
+    wait_until_stored(app)
+    draws = []
+    for _ in range(2):
+        assert reload_and_boot(app)["snapshot"] == "restored"
+        draws.append(
+            app.evaluate(
+                "async () => (await window.__pyodide).runPython("
+                "'import random; random.getrandbits(64)').toString()"
+            )
+        )
+    assert draws[0] != draws[1], "two restores of one heap drew the same numbers"
+
+
+def test_a_snapshot_of_another_app_build_is_refused_and_remade(first_visit: Page) -> None:
+    app = first_visit
+    wait_until_stored(app)
+    rewrite_entry(app, header="x-riacho-app", value="0" * 64)
+
+    state = reload_and_boot(app)
+    assert state["history"][:2] == ["refused", "made"], state
+    assert "the app changed" in state["error"]
+    answer = send(app, "Booted normally")
+    expect(answer).to_have_attribute("data-status", "completed", timeout=30_000)
+    wait_until_stored(app)
+    assert reload_and_boot(app)["history"] == ["restored"]
+
+
+def test_a_snapshot_for_other_packages_is_dropped_before_any_use(first_visit: Page) -> None:
+    app = first_visit
+    wait_until_stored(app)
+    rewrite_entry(app, header="x-riacho-lock", value="f" * 64)
+
+    state = reload_and_boot(app)
+    assert state["history"][0] == "made", state  # NOTE: not even refused: never restored
+    expect(app.locator("textarea[name=prompt]")).to_be_enabled()
+
+
+def test_a_truncated_snapshot_is_refused_and_the_page_boots_normally(first_visit: Page) -> None:
+    app = first_visit
+    wait_until_stored(app)
+    rewrite_entry(app, cut=1)
+
+    state = reload_and_boot(app)
+    assert state["history"][:2] == ["refused", "made"], state
+    assert "expected" in state["error"]
+    answer = send(app, "Still here")
+    expect(answer).to_have_attribute("data-status", "completed", timeout=30_000)
