@@ -1,13 +1,14 @@
 // Riacho's interpreter module (pyscript.toml's `interpreter`): Pyodide, booted from a memory
 // snapshot of this browser's own first boot when it has one.
 //
-// A first visit boots normally and, once Python has installed the packages and imported the
-// app's pure modules (everything but app/browser/ and main.py: no page state yet), copies the
-// interpreter's heap (Pyodide's snapshot API, private in 314.0.7: `_makeSnapshot`,
-// `makeMemorySnapshot()`, `_loadSnapshot`). When the page is ready and idle the copy goes into
-// Cache Storage. The next visit restores that heap instead of starting Python and importing
-// the app: no byte more on the wire, since the snapshot never leaves the browser. (A snapshot
-// made at build time and downloaded is ~6.5 MB brotli: more than the whole page; see README.)
+// A first visit boots normally. Once the page is ready and has been idle a while, a worker
+// boots a second interpreter of its own, installs the same packages, imports the app's pure
+// modules (everything but app/browser/ and main.py: no page state), copies its heap (Pyodide's
+// snapshot API, private in 314.0.7: `_makeSnapshot`, `makeMemorySnapshot()`, `_loadSnapshot`)
+// into Cache Storage, and ends. The next visit restores that heap instead of starting Python
+// and importing the app. No byte more on the wire: the snapshot never leaves the browser (one
+// made at build time and downloaded is ~6.5 MB brotli, more than the whole page; see README),
+// and the page's own boot and interpreter are never touched by the making.
 //
 // What a restore needs, and how each is checked:
 // - the same runtime build: Pyodide checks its build id, and the entry names the version;
@@ -17,13 +18,13 @@
 //   the page boots normally, making a new snapshot;
 // - each shared library (pydantic-core's .so) loaded before Python starts, in one fixed order,
 //   when the snapshot is made and when it is restored: its data and functions then land at the
-//   same heap and table addresses the heap points at. The first visit reads it from its wheel
-//   (which the package loader fetches anyway: static/vendor/ is cached immutable, so one
-//   transfer); the snapshot is stored with a copy, so a restore does not wait for the wheel.
+//   same heap and table addresses the heap points at. The worker reads it from its wheel (from
+//   the HTTP cache: static/vendor/ is cached immutable); the snapshot is stored with a copy, so
+//   a restore does not wait for the wheel.
 // Anything wrong falls back to a normal boot; `globalThis.riachoInterpreter.snapshot` says what
-// happened: "off" (with `error`), "made", "stored", "restored", "refused" (with `error`, then a
-// normal boot that makes a new one), "not made" or "not stored" (with `error`); `history`
-// lists every state in order.
+// happened: "restored"; "refused" (with `error`), then a normal boot; "booted" (normally), then
+// "making" and "stored", or "not made" (with `error`); "off" (with `error`: no Cache Storage
+// here); `history` lists every state in order.
 import * as pyodide from "./vendor/pyodide/pyodide.mjs";
 
 export const version = pyodide.version;
@@ -39,7 +40,9 @@ const HEADERS = {
   heap: "x-riacho-snapshot-bytes", // the body: the snapshot, then each shared library's bytes
   libs: "x-riacho-libs", // JSON: [[path, length], …]
 };
-const STORE_IDLE_TIMEOUT_MS = 5000;
+// NOTE: the making costs a worker about one boot's CPU: not while the page itself starts.
+const MAKE_AFTER_READY_MS = 5000;
+const MAKE_IDLE_TIMEOUT_MS = 5000;
 
 // Import the app's pure modules (every module of the app but app/browser/'s, which touch js):
 // the heap the snapshot keeps. NOTE: no gc.collect(): it costs the first visit ~20 ms and
@@ -241,18 +244,10 @@ async function appFingerprint(py, sitePackages) {
 
 // --- the stored snapshot -------------------------------------------------------------------------
 
-// The stored snapshot's entry when it was made for this runtime and these packages (its body
-// is read later, while the runtime downloads), else null.
-async function storedEntry(lockDigest) {
-  const cache = await caches.open(CACHE_NAME);
-  const response = await cache.match(ENTRY_URL);
-  if (response === undefined) return null;
-  const headers = response.headers;
-  if (headers.get(HEADERS.version) !== version || headers.get(HEADERS.lock) !== lockDigest) {
-    await cache.delete(ENTRY_URL);
-    return null;
-  }
-  return response;
+// The stored snapshot's entry (its body is read later, while the runtime downloads), or null.
+async function storedEntry() {
+  const response = await (await caches.open(CACHE_NAME)).match(ENTRY_URL);
+  return response ?? null;
 }
 
 async function forget() {
@@ -263,36 +258,18 @@ async function forget() {
   }
 }
 
+// `callback` once the page is ready, MAKE_AFTER_READY_MS later, in an idle moment.
 function whenReadyAndIdle(callback) {
   const root = document.documentElement;
-  const idle = () => requestIdleCallback(callback, { timeout: STORE_IDLE_TIMEOUT_MS });
-  if (root.hasAttribute("data-ready")) return idle();
+  const later = () =>
+    setTimeout(() => requestIdleCallback(callback, { timeout: MAKE_IDLE_TIMEOUT_MS }), MAKE_AFTER_READY_MS);
+  if (root.hasAttribute("data-ready")) return later();
   const observer = new MutationObserver(() => {
     if (!root.hasAttribute("data-ready")) return;
     observer.disconnect();
-    idle();
+    later();
   });
   observer.observe(root, { attributes: true, attributeFilter: ["data-ready"] });
-}
-
-// The stored body: the snapshot, then the shared libraries (so a restore needs no wheel first).
-function storeWhenIdle(snapshot, libs, keys) {
-  whenReadyAndIdle(async () => {
-    try {
-      const headers = {
-        ...(await keys()),
-        [HEADERS.version]: version,
-        [HEADERS.heap]: String(snapshot.length),
-        [HEADERS.libs]: JSON.stringify(libs.map(({ path, bytes }) => [path, bytes.length])),
-      };
-      const body = new Blob([snapshot, ...libs.map(({ bytes }) => bytes)]);
-      const cache = await caches.open(CACHE_NAME);
-      await cache.put(ENTRY_URL, new Response(body, { headers }));
-      report("stored");
-    } catch (error) {
-      report("not stored", error);
-    }
-  });
 }
 
 // Read a stored body into the snapshot and the libraries. The snapshot's array is handed over
@@ -332,7 +309,10 @@ export function readBody(response) {
 // --- the two boots ------------------------------------------------------------------------------
 
 // Boot from the stored heap; throws when it does not fit (then nothing of it is used).
-async function restore(config, parts, entry) {
+async function restore(config, entry) {
+  const parts = await bootParts();
+  if (entry.headers.get(HEADERS.version) !== version) throw new Error("made for another runtime");
+  if (entry.headers.get(HEADERS.lock) !== parts.lockDigest) throw new Error("made for other packages");
   const { snapshot, filled } = readBody(entry);
   const heapBytes = filled.then(() => snapshotHeapBytes(snapshot));
   for (const promise of [filled, heapBytes]) promise.catch(() => {}); // NOTE: seen by the preRun
@@ -344,44 +324,9 @@ async function restore(config, parts, entry) {
   return py;
 }
 
-// Boot normally, copying the heap once the packages are installed and the pure modules imported.
-async function make(config, parts) {
-  const libs = sharedLibraries(parts.lock, config.packages ?? [], parts.sitePackages);
-  libs.catch(() => {}); // NOTE: seen by loadWithLibraries
-  const py = await loadWithLibraries({ ...config, _makeSnapshot: true }, parts.create, libs);
-  try {
-    boot.modules = importPureModules(py, parts.sitePackages).length;
-    // NOTE: the snapshot format wants loadedPackages empty (a restore starts from {} and the
-    // packages are installed again); this interpreter keeps its own.
-    const loaded = { ...py.loadedPackages };
-    for (const name of Object.keys(loaded)) delete py.loadedPackages[name];
-    let snapshot;
-    try {
-      snapshot = py.makeMemorySnapshot();
-    } finally {
-      Object.assign(py.loadedPackages, loaded);
-    }
-    storeWhenIdle(snapshot, await libs, async () => ({
-      [HEADERS.lock]: parts.lockDigest,
-      [HEADERS.app]: await appFingerprint(py, parts.sitePackages),
-    }));
-    report("made");
-  } catch (error) {
-    report("not made", error);
-  }
-  // NOTE: _makeSnapshot gave Python a recording proxy of globalThis as `js` (so a snapshot can
-  // name what it holds); the page itself gets the real one.
-  py.registerJsModule("js", globalThis);
-  py.runPython("import sys\nsys.modules.pop('js', None)");
-  return py;
-}
-
-// What both boots need: the lock and its digest, where packages go, the module factory (a
-// promise).
+// What restoring and making need: the lock and its digest, where packages go, the module
+// factory (a promise).
 async function bootParts() {
-  if (globalThis.caches === undefined || globalThis.crypto?.subtle === undefined) {
-    throw new Error("no Cache Storage here (not a secure context)");
-  }
   const create = import(INDEX_URL + "pyodide.asm.mjs").then((module) => module.default);
   const response = await fetch(INDEX_URL + "pyodide-lock.json");
   if (!response.ok) throw new Error(`pyodide-lock.json: HTTP ${response.status}`);
@@ -391,31 +336,88 @@ async function bootParts() {
   return { lock, lockDigest: await sha256([lockText]), sitePackages, create };
 }
 
+// --- making it, in a worker --------------------------------------------------------------------
+
+// The worker's work: an interpreter of its own, the packages, the pure modules, the heap, stored.
+async function makeAndStore(packages) {
+  const parts = await bootParts();
+  const libs = sharedLibraries(parts.lock, packages, parts.sitePackages);
+  libs.catch(() => {}); // NOTE: seen by loadWithLibraries
+  const quiet = () => {};
+  const config = { indexURL: INDEX_URL, packages, _makeSnapshot: true, stdout: quiet, stderr: quiet };
+  const py = await loadWithLibraries(config, parts.create, libs);
+  importPureModules(py, parts.sitePackages);
+  // NOTE: the snapshot format wants loadedPackages empty: a restore starts from {} and
+  // installs the packages again.
+  for (const name of Object.keys(py.loadedPackages)) delete py.loadedPackages[name];
+  const snapshot = py.makeMemorySnapshot();
+  const loaded = await libs;
+  const headers = {
+    [HEADERS.version]: version,
+    [HEADERS.lock]: parts.lockDigest,
+    [HEADERS.app]: await appFingerprint(py, parts.sitePackages),
+    [HEADERS.heap]: String(snapshot.length),
+    [HEADERS.libs]: JSON.stringify(loaded.map(({ path, bytes }) => [path, bytes.length])),
+  };
+  // NOTE: the body is the snapshot, then each library's bytes (readBody splits it again)
+  const body = new Blob([snapshot, ...loaded.map(({ bytes }) => bytes)]);
+  await (await caches.open(CACHE_NAME)).put(ENTRY_URL, new Response(body, { headers }));
+}
+
+const IN_WORKER = globalThis.WorkerGlobalScope !== undefined && globalThis instanceof WorkerGlobalScope;
+
+if (IN_WORKER) {
+  globalThis.onmessage = async ({ data }) => {
+    try {
+      await makeAndStore(data.packages);
+      postMessage({ state: "stored" });
+    } catch (error) {
+      postMessage({ state: "not made", error: String(error) });
+    }
+  };
+}
+
+// Start the worker (this same module) on the page's package list, made absolute.
+function makeInWorker(packages) {
+  const base = document.baseURI;
+  const absolute = packages.map((name) => (name.includes("/") ? new URL(name, base).href : name));
+  const worker = new Worker(import.meta.url, { type: "module" });
+  worker.onmessage = ({ data }) => {
+    report(data.state, data.error);
+    worker.terminate();
+  };
+  worker.onerror = (event) => {
+    report("not made", event.message);
+    worker.terminate();
+  };
+  report("making");
+  worker.postMessage({ packages: absolute });
+}
+
+// --- the page's boot --------------------------------------------------------------------------
+
 export async function loadPyodide(options = {}) {
   const config = { ...options, indexURL: INDEX_URL };
-  let parts;
-  try {
-    parts = await bootParts();
-  } catch (error) {
-    report("off", error);
+  if (globalThis.caches === undefined || globalThis.crypto?.subtle === undefined) {
+    report("off", new Error("no Cache Storage here (not a secure context)"));
     return pyodide.loadPyodide(config);
   }
-  const entry = await storedEntry(parts.lockDigest).catch(() => null);
+  // NOTE: a first visit asks only the local cache before booting as it always has
+  const entry = await storedEntry().catch(() => null);
   if (entry !== null) {
     try {
-      const py = await restore(config, parts, entry);
+      const py = await restore(config, entry);
       report("restored");
       return py;
     } catch (error) {
-      // NOTE: e.g. "Snapshot build id mismatch", or the app changed: a normal boot remakes it
+      // NOTE: e.g. "Snapshot build id mismatch", or the app changed: a normal boot, which
+      // makes a new one
       report("refused", error);
       await forget();
     }
   }
-  try {
-    return await make(config, parts);
-  } catch (error) {
-    report("off", error);
-    return pyodide.loadPyodide(config);
-  }
+  const py = await pyodide.loadPyodide(config);
+  report("booted");
+  whenReadyAndIdle(() => makeInWorker(config.packages ?? []));
+  return py;
 }

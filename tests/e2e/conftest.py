@@ -8,8 +8,9 @@ any request may land on either worker. The workers' ``--db`` is then a PostgreSQ
 :func:`database`).
 
 With ``RIACHO_E2E_SNAPSHOT=1`` the booted page of every test (the ``app`` fixture) is a second
-visit: the first boot makes and stores this browser's boot snapshot (static/interpreter.mjs), the
-page is reloaded, and the test runs on the interpreter restored from it.
+visit: after the first boot a worker makes and stores this browser's boot snapshot
+(static/interpreter.mjs), the page is reloaded, and the test runs on the interpreter restored
+from it.
 
 Every test gets a page that fails the test on a console error, an uncaught page error, or a
 request to anything but this machine (expected console errors, such as the browser's own
@@ -64,7 +65,7 @@ LOCAL_URL = re.compile(r"^(?:https?://(?:127\.0\.0\.1|localhost)(?::\d+)?/|data:
 BOOT_TIMEOUT_MS = 60_000
 CLUSTER = os.environ.get("RIACHO_E2E_CLUSTER") == "1"
 SNAPSHOT_BOOT = os.environ.get("RIACHO_E2E_SNAPSHOT") == "1"
-SNAPSHOT_STORE_TIMEOUT_MS = 30_000
+SNAPSHOT_STORE_TIMEOUT_MS = 60_000  # NOTE: 5 s after data-ready, then a boot in a worker
 CLUSTER_WORKERS = 2
 
 

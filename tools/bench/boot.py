@@ -20,15 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness import boot, composer_ms, launch, launch_persistent, median
+from harness import boot, composer_ms, launch, launch_persistent, median, settle_snapshot
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright
 
 COLD_ROUNDS = 5
 WARM_ROUNDS = 3  # NOTE: a warm measurement costs a browser launch, two boots and a pause
 EMULATED_ROUNDS = 3  # NOTE: ~10-15 s a boot on the emulated line
 WARM_PAUSE_S = 2.0
-STORE_WAIT_MS = 15_000
-STORE_SETTLED = "globalThis.riachoInterpreter?.snapshot !== 'made'"
 RIACHO_PATH = "/"
 BARE_PATH = "/static/bench/bare.html"
 # The emulated line: Mbit/s = 1e6 bit/s; CDP wants bytes/s and the latency in ms.
@@ -45,7 +43,7 @@ EMULATED_LINE = (
 class Sample:
     """One boot: seconds to ``data-ready``; to a typeable composer (None: no composer); to the
     composer's loss before ``data-ready`` (None: kept); what Riacho's interpreter did with its
-    boot snapshot (static/interpreter.mjs: "restored", "made", …; None: the bare page)."""
+    boot snapshot (static/interpreter.mjs: "restored", "booted", …; None: the bare page)."""
 
     ready: float
     composer: float | None
@@ -63,7 +61,7 @@ class BootTimes:
     runs: dict[str, list[Sample]]
 
     def snapshot_runs(self, state: str) -> int:
-        """Riacho runs whose interpreter's first boot step was ``state`` ("restored", "made")."""
+        """Riacho runs whose interpreter's first boot step was ``state`` ("restored", "booted")."""
         return sum(s.snapshot == state for s in self.runs["riacho"])
 
     @property
@@ -150,8 +148,7 @@ def warm_boot(playwright: Playwright, executable: str, url: str) -> Sample:
         try:
             first, _ = boot(context, url)
             first.wait_for_timeout(WARM_PAUSE_S * 1000)
-            # NOTE: Riacho stores its boot snapshot once ready and idle: let that finish
-            first.wait_for_function(STORE_SETTLED, timeout=STORE_WAIT_MS)
+            settle_snapshot(first)
             first.close()
             return _sample(context, url, None)
         finally:

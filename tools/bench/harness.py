@@ -164,6 +164,12 @@ def _wait_until_serving(server: Server) -> None:
     raise BenchError(f"server did not start in 30 s:\n{server.log.read_text(errors='replace')}")
 
 
+SNAPSHOT_WAIT_MS = 60_000
+SNAPSHOT_SETTLED = (
+    "!['booted', 'making', 'refused'].includes(globalThis.riachoInterpreter?.snapshot ?? 'none')"
+)
+
+
 def launch(playwright: Playwright, executable: str) -> Browser:
     """Headless Chromium with the project's flags."""
     return playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
@@ -205,6 +211,13 @@ def boot(
     if not isinstance(ready_ms, int | float):
         raise BenchError(f"{url}: data-ready appeared but its time was not recorded")
     return page, float(ready_ms)
+
+
+def settle_snapshot(page: Page) -> None:
+    """Wait until Riacho's first visit has made and stored its boot snapshot (a worker, started
+    5 s after data-ready: static/interpreter.mjs), so that it runs beside nothing measured and a
+    return visit finds it; at once on a page that has nothing to make (restored, bare page)."""
+    page.wait_for_function(SNAPSHOT_SETTLED, timeout=SNAPSHOT_WAIT_MS, polling=100)
 
 
 def composer_ms(page: Page) -> tuple[float | None, float | None]:
