@@ -41,6 +41,7 @@ const HEADERS = {
   libs: "x-riacho-libs", // JSON: [[path, length], …]
 };
 // NOTE: the making costs a worker about one boot's CPU: not while the page itself starts.
+// `?bootSnapshotDelayMs=N` overrides it for one page load (the end-to-end tests use 0).
 const MAKE_AFTER_READY_MS = 5000;
 const MAKE_IDLE_TIMEOUT_MS = 5000;
 
@@ -258,11 +259,20 @@ async function forget() {
   }
 }
 
-// `callback` once the page is ready, MAKE_AFTER_READY_MS later, in an idle moment.
+function makeDelayMs() {
+  const value = new URLSearchParams(location.search).get("bootSnapshotDelayMs");
+  if (value === null) return MAKE_AFTER_READY_MS;
+  if (/^\d{1,7}$/.test(value)) return Number(value);
+  console.warn(`riacho: bootSnapshotDelayMs=${value} is not a whole number of ms; using ${MAKE_AFTER_READY_MS}`);
+  return MAKE_AFTER_READY_MS;
+}
+
+// `callback` once the page is ready, makeDelayMs() later, in an idle moment.
 function whenReadyAndIdle(callback) {
   const root = document.documentElement;
+  const delay = makeDelayMs();
   const later = () =>
-    setTimeout(() => requestIdleCallback(callback, { timeout: MAKE_IDLE_TIMEOUT_MS }), MAKE_AFTER_READY_MS);
+    setTimeout(() => requestIdleCallback(callback, { timeout: MAKE_IDLE_TIMEOUT_MS }), delay);
   if (root.hasAttribute("data-ready")) return later();
   const observer = new MutationObserver(() => {
     if (!root.hasAttribute("data-ready")) return;
