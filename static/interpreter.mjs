@@ -13,9 +13,12 @@
 // What a restore needs, and how each is checked:
 // - the same runtime build: Pyodide checks its build id, and the entry names the version;
 // - the same packages: the entry names the sha256 of pyodide-lock.json, checked before;
-// - the same app: the sha256 of the app's installed files, checked after the packages are
-//   installed (the app wheel is revalidated on every visit); a stale heap is thrown away and
-//   the page boots normally, making a new snapshot;
+// - the same app: the sha256 of each wheel the page names by URL (the app's own, served
+//   no-cache, so revalidated on every visit), fetched while the runtime starts and checked
+//   before the page gets the interpreter; a stale heap is thrown away and the page boots
+//   normally, making a new snapshot;
+// - the installed files: stored with the heap and written back as they were (fetching and
+//   unpacking the wheels again cost a restore ~160 ms of its ~900);
 // - each shared library (pydantic-core's .so) loaded before Python starts, in one fixed order,
 //   when the snapshot is made and when it is restored: its data and functions then land at the
 //   same heap and table addresses the heap points at. The worker reads it from its wheel (from
@@ -33,12 +36,16 @@ const INDEX_URL = new URL("./vendor/pyodide/", import.meta.url).href;
 const CACHE_NAME = "riacho-boot";
 const ENTRY_URL = new URL("./boot-snapshot", import.meta.url).href; // a cache key, never fetched
 const APP_PACKAGE = "app";
+// The stored entry's headers. Its body: the snapshot, each shared library, then each installed
+// file of site-packages, then a JSON index of those files and of pyodide.loadedPackages.
 const HEADERS = {
   version: "x-riacho-pyodide",
-  lock: "x-riacho-lock",
-  app: "x-riacho-app",
-  heap: "x-riacho-snapshot-bytes", // the body: the snapshot, then each shared library's bytes
+  lock: "x-riacho-lock", // sha256 of pyodide-lock.json
+  wheels: "x-riacho-wheels", // JSON: {url: sha256} of each package given by URL (the app's)
+  heap: "x-riacho-snapshot-bytes",
   libs: "x-riacho-libs", // JSON: [[path, length], …]
+  files: "x-riacho-files-bytes",
+  index: "x-riacho-index-bytes",
 };
 // NOTE: the making costs a worker about one boot's CPU: not while the page itself starts.
 // `?bootSnapshotDelayMs=N` overrides it for one page load (the end-to-end tests use 0).
@@ -228,19 +235,29 @@ export function snapshotHeapBytes(snapshot) {
   return snapshot.length - new DataView(snapshot.buffer, snapshot.byteOffset, 8).getUint32(4, true);
 }
 
-// sha256 over the app's installed files (paths and bytes, sorted): which app a heap holds.
-async function appFingerprint(py, sitePackages) {
-  const chunks = [];
-  const walk = (dir) => {
-    for (const name of py.FS.readdir(dir).filter((n) => n !== "." && n !== "..").sort()) {
-      const path = `${dir}/${name}`;
-      if (name === "__pycache__") continue;
+// Every file under `dir` (sorted): [[path, bytes], …].
+function filesUnder(py, dir) {
+  const files = [];
+  const walk = (at) => {
+    for (const name of py.FS.readdir(at).filter((n) => n !== "." && n !== "..").sort()) {
+      const path = `${at}/${name}`;
       if (py.FS.isDir(py.FS.stat(path).mode)) walk(path);
-      else chunks.push(path, "\0", py.FS.readFile(path), "\0");
+      else files.push([path, py.FS.readFile(path)]);
     }
   };
-  walk(sitePackages + APP_PACKAGE);
-  return sha256(chunks);
+  walk(dir.replace(/\/$/, ""));
+  return files;
+}
+
+// The packages the page names by URL (its own wheel), made absolute against `base`.
+function urlPackages(packages, base) {
+  return packages.filter((name) => name.includes("/")).map((name) => new URL(name, base).href);
+}
+
+// {url: sha256} of each wheel given by URL, as fetched now (revalidated: served no-cache).
+async function wheelDigests(urls) {
+  const digests = await Promise.all(urls.map(async (url) => [url, await sha256([await fetchBytes(url)])]));
+  return Object.fromEntries(digests);
 }
 
 // --- the stored snapshot -------------------------------------------------------------------------
@@ -282,17 +299,18 @@ function whenReadyAndIdle(callback) {
   observer.observe(root, { attributes: true, attributeFilter: ["data-ready"] });
 }
 
-// Read a stored body into the snapshot and the libraries. The snapshot's array is handed over
-// at once, empty: Pyodide wants it before it creates the runtime but reads it only once the
-// runtime has started (after the preRun, which awaits `filled`), so it fills while the runtime
-// downloads and compiles.
+// Read a stored body: the snapshot's array is handed over at once, empty (Pyodide wants it
+// before it creates the runtime but reads it only once the runtime has started, after the
+// preRun, which awaits `filled`), so it fills while the runtime downloads and compiles.
+// `filled` resolves to {libs, files, loaded}.
 export function readBody(response) {
-  const heap = Number(response.headers.get(HEADERS.heap));
+  const number = (name) => Number(response.headers.get(name));
+  const [heap, filesBytes, indexBytes] = [number(HEADERS.heap), number(HEADERS.files), number(HEADERS.index)];
   const sizes = JSON.parse(response.headers.get(HEADERS.libs) ?? "null");
-  if (!Number.isInteger(heap) || heap < 8 || !Array.isArray(sizes)) {
+  if (![heap, filesBytes, indexBytes].every(Number.isInteger) || heap < 8 || !Array.isArray(sizes)) {
     throw new Error("a stored snapshot without its layout");
   }
-  const total = sizes.reduce((sum, [, length]) => sum + length, heap);
+  const total = sizes.reduce((sum, [, length]) => sum + length, heap + filesBytes + indexBytes);
   const body = new Uint8Array(total);
   const filled = (async () => {
     const reader = response.body.getReader();
@@ -305,13 +323,13 @@ export function readBody(response) {
       at += value.length;
     }
     if (at !== total) throw new Error(`a stored snapshot of ${at} bytes, expected ${total}`);
-    const libs = [];
+    const index = JSON.parse(new TextDecoder().decode(body.subarray(total - indexBytes)));
     let start = heap;
-    for (const [path, length] of sizes) {
-      libs.push({ path, bytes: body.subarray(start, start + length) });
-      start += length;
-    }
-    return libs;
+    const take = (length) => body.subarray(start, (start += length));
+    const libs = sizes.map(([path, length]) => ({ path, bytes: take(length) }));
+    const files = index.files.map(([path, length]) => [path, take(length)]);
+    if (start !== total - indexBytes) throw new Error("a stored snapshot whose index does not match");
+    return { libs, files, loaded: index.loaded };
   })();
   return { snapshot: body.subarray(0, heap), filled };
 }
@@ -319,17 +337,30 @@ export function readBody(response) {
 // --- the two boots ------------------------------------------------------------------------------
 
 // Boot from the stored heap; throws when it does not fit (then nothing of it is used).
+// Boot from the stored heap and write back the installed files (no package is fetched or
+// unpacked); throws when it does not fit (then nothing of it is used).
 async function restore(config, entry) {
   const parts = await bootParts();
   if (entry.headers.get(HEADERS.version) !== version) throw new Error("made for another runtime");
   if (entry.headers.get(HEADERS.lock) !== parts.lockDigest) throw new Error("made for other packages");
+  const sameApp = wheelDigests(urlPackages(config.packages ?? [], document.baseURI)).then((now) => {
+    if (JSON.stringify(now) !== entry.headers.get(HEADERS.wheels)) {
+      throw new Error("the app changed since the snapshot");
+    }
+  });
   const { snapshot, filled } = readBody(entry);
+  const libs = filled.then((body) => body.libs);
   const heapBytes = filled.then(() => snapshotHeapBytes(snapshot));
-  for (const promise of [filled, heapBytes]) promise.catch(() => {}); // NOTE: seen by the preRun
-  const options = { ...config, _loadSnapshot: snapshot };
-  const py = await loadWithLibraries(options, parts.create, filled, heapBytes);
-  const app = await appFingerprint(py, parts.sitePackages);
-  if (app !== entry.headers.get(HEADERS.app)) throw new Error("the app changed since the snapshot");
+  for (const promise of [sameApp, libs, heapBytes]) promise.catch(() => {}); // NOTE: seen below
+  const options = { ...config, packages: [], _loadSnapshot: snapshot };
+  const py = await loadWithLibraries(options, parts.create, libs, heapBytes);
+  await sameApp;
+  const { files, loaded } = await filled;
+  for (const [path, bytes] of files) {
+    py.FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
+    py.FS.writeFile(path, bytes);
+  }
+  Object.assign(py.loadedPackages, loaded);
   py.runPython(RESEED);
   return py;
 }
@@ -357,20 +388,26 @@ async function makeAndStore(packages) {
   const config = { indexURL: INDEX_URL, packages, _makeSnapshot: true, stdout: quiet, stderr: quiet };
   const py = await loadWithLibraries(config, parts.create, libs);
   importPureModules(py, parts.sitePackages);
-  // NOTE: the snapshot format wants loadedPackages empty: a restore starts from {} and
-  // installs the packages again.
-  for (const name of Object.keys(py.loadedPackages)) delete py.loadedPackages[name];
+  const files = filesUnder(py, parts.sitePackages);
+  // NOTE: the snapshot format wants loadedPackages empty: a restore starts from {} (and gets
+  // these back once it has written the files)
+  const loadedPackages = { ...py.loadedPackages };
+  for (const name of Object.keys(loadedPackages)) delete py.loadedPackages[name];
   const snapshot = py.makeMemorySnapshot();
   const loaded = await libs;
+  const index = new TextEncoder().encode(
+    JSON.stringify({ files: files.map(([path, bytes]) => [path, bytes.length]), loaded: loadedPackages }),
+  );
   const headers = {
     [HEADERS.version]: version,
     [HEADERS.lock]: parts.lockDigest,
-    [HEADERS.app]: await appFingerprint(py, parts.sitePackages),
+    [HEADERS.wheels]: JSON.stringify(await wheelDigests(urlPackages(packages, self.location.href))),
     [HEADERS.heap]: String(snapshot.length),
     [HEADERS.libs]: JSON.stringify(loaded.map(({ path, bytes }) => [path, bytes.length])),
+    [HEADERS.files]: String(files.reduce((sum, [, bytes]) => sum + bytes.length, 0)),
+    [HEADERS.index]: String(index.length),
   };
-  // NOTE: the body is the snapshot, then each library's bytes (readBody splits it again)
-  const body = new Blob([snapshot, ...loaded.map(({ bytes }) => bytes)]);
+  const body = new Blob([snapshot, ...loaded.map(({ bytes }) => bytes), ...files.map(([, bytes]) => bytes), index]);
   await (await caches.open(CACHE_NAME)).put(ENTRY_URL, new Response(body, { headers }));
 }
 

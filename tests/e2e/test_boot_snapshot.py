@@ -3,12 +3,14 @@ makes and stores it, the next visit restores it; one that does not fit is refuse
 
 from __future__ import annotations
 
+import io
+import zipfile
 from typing import Any
 
 import pytest
 from playwright.sync_api import Page, Worker, expect
 
-from tests.e2e.conftest import BOOT_TIMEOUT_MS, LiveServer, PageGuard
+from tests.e2e.conftest import BOOT_TIMEOUT_MS, ROOT, LiveServer, PageGuard, appwheel
 from tests.e2e.scenarios import send
 
 STORE_TIMEOUT_MS = 60_000  # NOTE: a whole second boot, in a worker
@@ -95,10 +97,21 @@ def test_restored_interpreters_draw_fresh_random_numbers(first_visit: Page) -> N
     assert draws[0] != draws[1], "two restores of one heap drew the same numbers"
 
 
+def redeployed_app_wheel() -> bytes:
+    """The app's wheel as a new deploy serves it: the same modules, one file more."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(ROOT / appwheel.URL) as shipped, zipfile.ZipFile(out, "w") as wheel:
+        for info in shipped.infolist():
+            wheel.writestr(info, shipped.read(info))
+        wheel.writestr("app/DEPLOYED", "a later build\n")
+    return out.getvalue()
+
+
 def test_a_snapshot_of_another_app_build_is_refused_and_remade(first_visit: Page) -> None:
     app = first_visit
     wait_until_stored(app)
-    rewrite_entry(app, header="x-riacho-app", value="0" * 64)
+    body = redeployed_app_wheel()
+    app.route(f"**/{appwheel.WHEEL}", lambda route: route.fulfill(body=body))
 
     state = reload_and_boot(app)
     assert state["history"][:2] == ["refused", "booted"], state
@@ -106,7 +119,7 @@ def test_a_snapshot_of_another_app_build_is_refused_and_remade(first_visit: Page
     answer = send(app, "Booted normally")
     expect(answer).to_have_attribute("data-status", "completed", timeout=30_000)
     wait_until_stored(app)
-    assert reload_and_boot(app)["history"] == ["restored"]
+    assert reload_and_boot(app)["history"] == ["restored"]  # NOTE: the new build's snapshot
 
 
 def test_the_snapshot_is_made_5_s_after_the_page_is_ready_not_while_it_starts(
