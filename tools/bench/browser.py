@@ -179,9 +179,9 @@ def report_render(cost: client.RenderCost, out: dict[str, Any]) -> None:
     emit(_ratio_line("apply per 1,000 tokens (reducer only)", cost.apply))
 
 
-def report_stalls(result: live.Stalls, out: dict[str, Any]) -> None:
-    """§10.4: frame gaps and long tasks while streaming."""
-    out["stalls"] = {
+def report_stalls(result: live.Stalls, out: dict[str, Any], key: str, visit: str) -> None:
+    """§10.4: frame gaps and long tasks while streaming, on a page of a first or a return visit."""
+    out[key] = {
         "events_per_s": round(result.events_per_s),
         "longest_frame_ms": round(result.longest_frame_ms, 1),
         "frames_over_50ms": result.frames_over,
@@ -189,7 +189,7 @@ def report_stalls(result: live.Stalls, out: dict[str, Any]) -> None:
         "long_tasks": result.long_tasks,
         "longest_task_ms": round(result.longest_task_ms, 1),
     }
-    pace = f"streaming {live.STALL_EVENTS:,} text events at 2,000/s"
+    pace = f"streaming {live.STALL_EVENTS:,} text events at 2,000/s ({visit})"
     got = f"(got {result.events_per_s:,.0f}/s)"
     quarters = "/".join(str(count) for count in result.over_by_quarter)
     emit(
@@ -215,7 +215,15 @@ def report_stop(result: live.StopLatency, out: dict[str, Any]) -> None:
 
 
 def in_page(browser: Browser, server: harness.Server, out: dict[str, Any]) -> None:
-    """Sections 2 to 5 on booted Riacho pages (one page for 2 and 3, a fresh one for 4 and 5)."""
+    """Sections 2 to 5 on booted Riacho pages: stalls on a first visit; then in one context one
+    page for 2 and 3, and a second one (a return visit) for 4 and 5."""
+    context = browser.new_context()
+    try:
+        page, _ = harness.boot(context, server.url + "/", tools=True)
+        harness.settle_snapshot(page)
+        report_stalls(live.stalls(page, server), out, "stalls_first_visit", "first visit")
+    finally:
+        context.close()
     context = browser.new_context()
     try:
         page, _ = harness.boot(context, server.url + "/", tools=True)
@@ -224,9 +232,10 @@ def in_page(browser: Browser, server: harness.Server, out: dict[str, Any]) -> No
         report_throughput(client.throughput(page), out)
         report_render(client.render_cost(page), out)
         page.close()
+        # NOTE: this context's second page: booted from the snapshot the first one left
         page, _ = harness.boot(context, server.url + "/", tools=True)
         harness.settle_snapshot(page)
-        report_stalls(live.stalls(page, server), out)
+        report_stalls(live.stalls(page, server), out, "stalls", "return visit, restored")
         page.locator("[data-action=new-chat]").click()
         report_stop(live.stop_latency(page), out)
     finally:
