@@ -362,6 +362,10 @@ async function restore(config, entry) {
   }
   Object.assign(py.loadedPackages, loaded);
   py.runPython(RESEED);
+  // NOTE: Pyodide keeps the options it was given, and these hold the stored body (~50 MB)
+  const kept = py._api?.config ?? {};
+  delete kept._loadSnapshot;
+  delete kept.createPyodideModule;
   return py;
 }
 

@@ -73,9 +73,12 @@ def test_a_second_visit_boots_from_the_snapshot_the_first_made_and_streams(
     app = first_visit
     wait_until_stored(app)
     assert boot_state(app)["history"] == ["booted", "making", "stored"]
+    app.add_init_script(PYODIDE_HANDLE)
 
     second = reload_and_boot(app)
     assert second["history"] == ["restored"], second
+    held = "async () => (await window.__pyodide)._api.config._loadSnapshot === undefined"
+    assert app.evaluate(held), "the page keeps the stored body (~50 MB) for its whole life"
     answer = send(app, "Hello from a restored heap")
     expect(answer).to_have_attribute("data-status", "completed", timeout=30_000)
     expect(answer.locator(".message-text")).to_contain_text("Hello from a restored heap")
