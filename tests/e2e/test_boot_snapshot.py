@@ -41,19 +41,28 @@ def reload_and_boot(page: Page) -> dict[str, Any]:
     return boot_state(page)
 
 
-def rewrite_entry(page: Page, *, header: str | None = None, value: str = "", cut: int = 0) -> None:
-    """Store the snapshot again with one header changed, or its body ``cut`` bytes short."""
+def rewrite_entry(
+    page: Page,
+    *,
+    header: str | None = None,
+    value: str = "",
+    cut: int = 0,
+    spoil_library: bool = False,
+) -> None:
+    """Store the snapshot again with one header changed, its body ``cut`` bytes short, or the
+    first shared library's first byte (the wasm magic, right after the heap) changed."""
     page.evaluate(
-        """async ([header, value, cut]) => {
+        """async ([header, value, cut, spoil]) => {
           const cache = await caches.open("riacho-boot");
           const [request] = await cache.keys();
           const stored = await cache.match(request);
           const headers = new Headers(stored.headers);
           if (header !== null) headers.set(header, value);
-          const body = await stored.arrayBuffer();
-          await cache.put(request, new Response(body.slice(0, body.byteLength - cut), { headers }));
+          const body = new Uint8Array(await stored.arrayBuffer());
+          if (spoil) body[Number(headers.get("x-riacho-snapshot-bytes"))] ^= 0xff;
+          await cache.put(request, new Response(body.slice(0, body.length - cut), { headers }));
         }""",
-        [header, value, cut],
+        [header, value, cut, spoil_library],
     )
 
 
@@ -158,4 +167,15 @@ def test_a_truncated_snapshot_is_refused_and_the_page_boots_normally(first_visit
     assert state["history"][:2] == ["refused", "booted"], state
     assert "expected" in state["error"]
     answer = send(app, "Still here")
+    expect(answer).to_have_attribute("data-status", "completed", timeout=30_000)
+
+
+def test_a_snapshot_whose_library_does_not_load_is_refused_not_hung(first_visit: Page) -> None:
+    app = first_visit
+    wait_until_stored(app)
+    rewrite_entry(app, spoil_library=True)
+
+    state = reload_and_boot(app)  # NOTE: a preRun that failed would have waited forever
+    assert state["history"][:2] == ["refused", "booted"], state
+    answer = send(app, "Still answering")
     expect(answer).to_have_attribute("data-status", "completed", timeout=30_000)
