@@ -53,25 +53,15 @@ const MAKE_AFTER_READY_MS = 5000;
 const MAKE_IDLE_TIMEOUT_MS = 5000;
 
 // Import the app's pure modules (every module of the app but app/browser/'s, which touch js):
-// the heap the snapshot keeps. NOTE: no gc.collect(): it costs the first visit ~20 ms and
-// leaves the heap as large.
+// the heap the snapshot keeps.
 function importPureModules(py, sitePackages) {
   const names = [];
-  const walk = (dir, dotted) => {
-    for (const name of py.FS.readdir(dir)) {
-      const path = `${dir}/${name}`;
-      if (name === "." || name === ".." || name === "__pycache__") continue;
-      if (py.FS.isDir(py.FS.stat(path).mode)) {
-        if (`${dotted}.${name}` !== `${APP_PACKAGE}.browser`) walk(path, `${dotted}.${name}`);
-        continue;
-      }
-      const module = name.replace(/\.pyc?$/, "");
-      if (module === name) continue;
-      names.push(module === "__init__" ? dotted : `${dotted}.${module}`);
-    }
-  };
-  walk(sitePackages + APP_PACKAGE, APP_PACKAGE);
-  names.sort();
+  for (const path of pathsUnder(py, sitePackages + APP_PACKAGE)) {
+    const dotted = path.slice(sitePackages.length).replace(/\.pyc?$/, "");
+    if (dotted === path.slice(sitePackages.length) || dotted.includes("__pycache__")) continue;
+    if (dotted.startsWith(`${APP_PACKAGE}/browser/`)) continue;
+    names.push(dotted.replace(/\/__init__$/, "").replaceAll("/", "."));
+  }
   py.runPython(
     `import importlib\nfor name in ${JSON.stringify(names)}:\n    importlib.import_module(name)\n`,
   );
@@ -235,23 +225,33 @@ export function snapshotHeapBytes(snapshot) {
   return snapshot.length - new DataView(snapshot.buffer, snapshot.byteOffset, 8).getUint32(4, true);
 }
 
-// Every file under `dir` (sorted): [[path, bytes], …].
-function filesUnder(py, dir) {
-  const files = [];
+// The path of every file under `dir`, sorted.
+function pathsUnder(py, dir) {
+  const paths = [];
   const walk = (at) => {
     for (const name of py.FS.readdir(at).filter((n) => n !== "." && n !== "..").sort()) {
       const path = `${at}/${name}`;
       if (py.FS.isDir(py.FS.stat(path).mode)) walk(path);
-      else files.push([path, py.FS.readFile(path)]);
+      else paths.push(path);
     }
   };
   walk(dir.replace(/\/$/, ""));
-  return files;
+  return paths;
 }
 
-// The packages the page names by URL (its own wheel), made absolute against `base`.
+// Every file under `dir` (sorted): [[path, bytes], …].
+function filesUnder(py, dir) {
+  return pathsUnder(py, dir).map((path) => [path, py.FS.readFile(path)]);
+}
+
+// The page's package list with the packages it names by URL (its own wheel) made absolute.
+function absolutePackages(packages, base) {
+  return packages.map((name) => (name.includes("/") ? new URL(name, base).href : name));
+}
+
+// The packages the page names by URL, made absolute against `base`.
 function urlPackages(packages, base) {
-  return packages.filter((name) => name.includes("/")).map((name) => new URL(name, base).href);
+  return absolutePackages(packages, base).filter((name) => name.includes("/"));
 }
 
 // {url: sha256} of each wheel given by URL, as fetched now (revalidated: served no-cache).
@@ -336,7 +336,6 @@ export function readBody(response) {
 
 // --- the two boots ------------------------------------------------------------------------------
 
-// Boot from the stored heap; throws when it does not fit (then nothing of it is used).
 // Boot from the stored heap and write back the installed files (no package is fetched or
 // unpacked); throws when it does not fit (then nothing of it is used).
 async function restore(config, entry) {
@@ -434,8 +433,7 @@ if (IN_WORKER) {
 
 // Start the worker (this same module) on the page's package list, made absolute.
 function makeInWorker(packages) {
-  const base = document.baseURI;
-  const absolute = packages.map((name) => (name.includes("/") ? new URL(name, base).href : name));
+  const absolute = absolutePackages(packages, document.baseURI);
   const worker = new Worker(import.meta.url, { type: "module" });
   worker.onmessage = ({ data }) => {
     report(data.state, data.error);
