@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from urllib.parse import urlparse
 
 from playwright.sync_api import Page, Route, expect
@@ -27,11 +26,8 @@ def test_page_shell_is_visible_and_typeable_before_python_starts(
 def test_a_prompt_sent_before_python_is_ready_is_sent_once_after(
     page: Page, server: LiveServer, guard: PageGuard
 ) -> None:
-    def late(route: Route) -> None:
-        time.sleep(2.0)  # NOTE: Python starts late, so the prompt surely goes before it
-        route.continue_()
-
-    page.route("**/app/main.py", late)
+    held: list[Route] = []
+    page.route("**/app/main.py", lambda route: held.append(route))  # NOTE: held: no Python yet
     streams: list[str] = []
     page.on(
         "request",
@@ -41,16 +37,18 @@ def test_a_prompt_sent_before_python_is_ready_is_sent_once_after(
             else None
         ),
     )
-    page.goto(server.url + "/")
+    page.goto(server.url + "/", wait_until="domcontentloaded")  # NOTE: load waits for main.py
     prompt = page.locator("textarea[name=prompt]")
     expect(prompt).to_be_enabled()
     prompt.fill("Sent before the start")
     prompt.press("Enter")
-    assert page.locator("html").get_attribute("data-ready") is None, "sent before data-ready"
     queued = page.locator("[data-queued]")
     expect(queued).to_contain_text("Sent before the start")
     expect(queued).to_contain_text("Queued")
     expect(prompt).to_have_value("")
+    assert page.locator("html").get_attribute("data-ready") is None, "sent before data-ready"
+    assert len(held) == 1
+    held[0].continue_()
 
     page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
     answer = page.locator("[data-role=assistant]")
@@ -61,23 +59,26 @@ def test_a_prompt_sent_before_python_is_ready_is_sent_once_after(
     assert len(streams) == 1 and json.loads(streams[0])["prompt"] == "Sent before the start"
 
 
+# NOTE: when the page's Python begins to run app/main.py (PyScript's hook), page clock
+PYTHON_RUNS_AT = """
+import("/static/vendor/pyscript/core.js").then(({ hooks }) => {
+  const runs = () => { window.__pythonRunsAt ??= performance.now(); };
+  hooks.main.onBeforeRun.add(runs);
+  hooks.main.onBeforeRunAsync.add(runs);
+});
+"""
+
+
 def test_the_first_reads_are_made_once_while_python_starts(
     page: Page, server: LiveServer, guard: PageGuard
 ) -> None:
-    python_asked_at: list[float] = []
-
-    def late(route: Route) -> None:
-        time.sleep(1.0)
-        python_asked_at.append(time.monotonic())
-        route.continue_()
-
-    page.route("**/app/main.py", late)
-    reads: list[tuple[str, float]] = []
-    early = ("/config.json", "/api/session", "/api/models", "/api/chats")
+    page.add_init_script(PYTHON_RUNS_AT)
+    early = ["/config.json", "/api/session", "/api/models", "/api/chats"]
+    reads: list[str] = []
     page.on(
         "request",
         lambda request: (
-            reads.append((urlparse(request.url).path, time.monotonic()))
+            reads.append(urlparse(request.url).path)
             if urlparse(request.url).path in early
             else None
         ),
@@ -88,8 +89,16 @@ def test_the_first_reads_are_made_once_while_python_starts(
     expect(page.locator("select[name=model] option").first).to_be_attached()  # models read
     expect(page.locator("select[name=model]")).to_be_enabled()
     page.wait_for_timeout(300)
-    assert sorted(path for path, _ in reads) == sorted(early), "each read once, none again"
-    assert all(at < python_asked_at[0] for _, at in reads), "all begun before Python ran"
+    assert sorted(reads) == sorted(early), "each read once, none again"
+    begun: dict[str, float] = page.evaluate(
+        """(early) => Object.fromEntries(performance.getEntriesByType("resource")
+          .filter((e) => early.includes(new URL(e.name).pathname))
+          .map((e) => [new URL(e.name).pathname, e.startTime]))""",
+        early,
+    )
+    python_runs_at = page.evaluate("window.__pythonRunsAt")
+    assert sorted(begun) == sorted(early) and isinstance(python_runs_at, (int, float))
+    assert all(at < python_runs_at for at in begun.values()), (begun, python_runs_at)
 
 
 def test_prompt_streams_answer_to_completion(app: Page) -> None:

@@ -134,3 +134,14 @@ def test_pyscript_config_loads_only_local_runtime() -> None:
     imports = re.findall(r'^import .* from "([^"]+)";$', loader, flags=re.MULTILINE)
     assert imports == ["./vendor/pyodide/pyodide.mjs"]
     assert "://" not in loader
+
+
+def test_every_file_the_page_preloads_is_shipped_and_local() -> None:
+    """A preload of a file that is not shipped (a vendored build renamed it) would cost a
+    request and save nothing."""
+    page = (ROOT / "index.html").read_text(encoding="utf-8")
+    preloads = re.findall(r'<link rel="(?:module)?preload" href="\./([^"]+)"', page)
+    assert "static/vendor/pyodide/python_stdlib.zip" in preloads
+    missing = [path for path in preloads if not (ROOT / path).is_file()]
+    assert not missing, f"preloaded but not shipped: {missing}"
+    assert "pyodide.asm.wasm" not in " ".join(preloads)  # NOTE: see the comment in index.html
