@@ -284,8 +284,8 @@ export function wheelsToInstall(lock, packages, base) {
 
 const RUNTIME_FILES = ["pyodide.asm.wasm", "python_stdlib.zip"].map((name) => INDEX_URL + name);
 
-// The worker's download: the runtime's files first (joining the page's preloads of them), then
-// each wheel, unpacked. [{name, channel, files: [[path in the wheel, bytes], …]}]
+// The worker's download: the runtime's files first (the page's own downloads of them, joined
+// through the HTTP cache), then each wheel, unpacked. [{name, channel, files: [[path in the wheel, bytes], …]}]
 async function downloadInOrder({ packages, base, runtime }) {
   const lock = fetch(INDEX_URL + "pyodide-lock.json").then((response) => response.json());
   await Promise.allSettled(runtime.map((url) => fetch(url).then((response) => response.arrayBuffer())));
@@ -302,6 +302,12 @@ async function downloadInOrder({ packages, base, runtime }) {
   );
 }
 
+let downloader = null; // NOTE: started by lookUpStored(), below
+
+function startDownloader() {
+  return new Worker(import.meta.url, { type: "module" });
+}
+
 // A first visit's packages, downloaded and unpacked in a worker while the page starts the
 // runtime; a promise of what downloadInOrder returns.
 //
@@ -312,12 +318,6 @@ async function downloadInOrder({ packages, base, runtime }) {
 // shared library loaded. The worker is started as this module is first run (index.html runs it
 // as soon as the page is parsed, before PyScript imports it): a worker starts only when the
 // page's thread is free, and it is not once the runtime is starting.
-let downloader = null; // NOTE: started by lookUpStored(), below
-
-function startDownloader() {
-  return new Worker(import.meta.url, { type: "module" });
-}
-
 async function downloadInWorker(packages, base) {
   // NOTE: the runtime's files the page has not received yet (by its resource timings): on a
   // fast line they are in already, and the worker need not wait for them
