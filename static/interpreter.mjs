@@ -161,13 +161,12 @@ export function lockedClosure(lock, requested) {
 
 // The shared libraries of those packages, in a fixed order: [{path, bytes}].
 async function sharedLibraries(lock, requested, sitePackages) {
-  const wheels = lockedClosure(lock, requested)
-    .map((name) => lock.packages[name])
-    .filter((entry) => !entry.file_name.endsWith("-none-any.whl"));
+  const wheels = wheelsToInstall(lock, requested, INDEX_URL).filter(
+    ({ url, channel }) => channel === "default channel" && !url.endsWith("-none-any.whl"),
+  );
   const perWheel = await Promise.all(
-    wheels.map(async (entry) => {
-      if (entry.install_dir !== "site") throw new Error(`${entry.name}: installed to ${entry.install_dir}`);
-      const zip = await fetchBytes(INDEX_URL + entry.file_name);
+    wheels.map(async ({ url }) => {
+      const zip = await fetchBytes(url);
       const members = zipMembers(zip).filter((m) => m.name.endsWith(".so"));
       members.sort((a, b) => (a.name < b.name ? -1 : 1));
       return Promise.all(
