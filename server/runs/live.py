@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -88,6 +88,8 @@ class LiveRun:
         self.stop_cause: StopCause | None = None
         self.failure_code: str | None = None  # the code of the ``error`` event that ended it
         self._task: asyncio.Task[ServerRunStatus | None] | None = None
+        self._appending = False
+        self._cancel_after_append = False
         self._readers = 0
         self._orphan_timer: asyncio.TimerHandle | None = None
         self._started = self._last_flush = time.monotonic()
@@ -122,8 +124,26 @@ class LiveRun:
         if cause == "user" and self.trace.cancel_requested_at is None:
             self.trace.cancel_requested_at = now()
         self.trace.orphaned = self.trace.orphaned or cause == "orphaned"
-        if self._task is not None:
+        if self._appending:
+            self._cancel_after_append = True
+        elif self._task is not None:
             self._task.cancel()
+
+    @contextlib.contextmanager
+    def appending(self) -> Iterator[None]:
+        """One append by the generation task, which a Stop does not cut in two: cancelled
+        while the database writes a row, the task would not record it, and the run's ending
+        would be logged under the same seq. A Stop meanwhile cancels the task after it."""
+        if asyncio.current_task() is not self._task:
+            yield  # NOTE: an ending logged after the generation: nothing to cancel
+            return
+        self._appending = True
+        try:
+            yield
+        finally:
+            self._appending = False
+        if self._cancel_after_append:
+            raise asyncio.CancelledError
 
     @property
     def generating(self) -> bool:

@@ -131,6 +131,12 @@ class RunRegistry:
         self, run: LiveRun, seq: int | None, data: str, event: StreamEvent | None
     ) -> Frame | None:
         """Log one event, fold it into the answer, wake readers; refused once the run ended."""
+        with run.appending():
+            return await self._log_now(run, seq, data, event)
+
+    async def _log_now(
+        self, run: LiveRun, seq: int | None, data: str, event: StreamEvent | None
+    ) -> Frame | None:
         if not run.running:
             run.refuse()
             return None

@@ -8,9 +8,13 @@ from collections.abc import AsyncIterator
 import pytest
 from aiohttp.test_utils import TestServer
 
+from app.wire.api import ServerRunStatus
 from app.wire.protocol import DoneEvent, StreamEvent, UserMessageIdEvent
 from server.config import Config
+from server.db import Database
 from server.demo import model as demo
+from server.runs import log as runlog
+from server.runs.live import LiveRun, RunMeta, RunTrace
 from tests.server.conftest import (
     MakeApi,
     StartServer,
@@ -51,6 +55,59 @@ async def test_cancel_mid_stream_stops_the_task_and_keeps_partial_text(
     message = (await api.json("GET", f"/api/chats/{chat_id}"))["messages"][-1]
     partial = "".join(e["text"] for e in events if e["type"] == "text")
     assert (message["status"], message["partial"], message["text"]) == ("cancelled", True, partial)
+
+
+async def test_a_stop_during_an_append_ends_the_run_after_the_event_being_logged(
+    api: Api, server: TestServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On PostgreSQL an append is a round trip: a Stop can come after the row is written and
+    before the database has answered. That event is still sent, and the ending gets a seq of
+    its own after it, never the same one."""
+    written = asyncio.Event()
+    append = runlog.insert_event
+
+    async def slow_answer(db: Database, key: str, seq: int | None, data: str) -> int | None:
+        row = await append(db, key, seq, data)
+        if key.endswith("/run_append") and seq == 4:
+            written.set()
+            await asyncio.sleep(0.2)  # the row is written; the answer is on its way
+        return row
+
+    monkeypatch.setattr(runlog, "insert_event", slow_answer)
+    response = await api.stream(await api.new_chat(), "tell me a story", runId="run_append")
+    await asyncio.wait_for(written.wait(), 10)
+    assert await api.cancel("run_append") == "cancelled"
+    events = events_of(await response.read())
+    assert_valid_run_stream(events, "run_append")
+    assert [(e["seq"], e["type"]) for e in events[3:]] == [(4, "text"), (5, "done")]
+    assert await logged_events(server, "run_append") == events, "one event per seq in the log"
+
+
+async def test_a_live_run_cancels_its_generation_after_an_append_not_during_it() -> None:
+    meta = RunMeta("run_live", "alice", "chat", "msg_a", "msg_u", 1, "demo")
+    run, answered = LiveRun(meta, RunTrace("run_live")), asyncio.Event()
+    steps: list[str] = []
+
+    async def generation() -> ServerRunStatus | None:
+        with run.appending():
+            steps.append("writing")
+            await answered.wait()
+            steps.append("recorded")
+        steps.append("next token")
+        return "completed"
+
+    task = asyncio.create_task(generation())
+    run.attach_task(task)
+    await asyncio.sleep(0)
+    run.stop_generation("user")
+    await asyncio.sleep(0.01)
+    assert not task.done(), "the append is not cut in two"
+    answered.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert task.cancelled() and steps == ["writing", "recorded"]
+    with run.appending():
+        pass  # NOTE: an ending logged by another task is never cancelled by the Stop
 
 
 async def test_cancel_twice_is_idempotent(api: Api) -> None:
