@@ -63,20 +63,25 @@ async def test_a_stop_during_an_append_ends_the_run_after_the_event_being_logged
     """On PostgreSQL an append is a round trip: a Stop can come after the row is written and
     before the database has answered. That event is still sent, and the ending gets a seq of
     its own after it, never the same one."""
-    written = asyncio.Event()
+    written, stop_seen = asyncio.Event(), asyncio.Event()
     append = runlog.insert_event
 
     async def slow_answer(db: Database, key: str, seq: int | None, data: str) -> int | None:
         row = await append(db, key, seq, data)
         if key.endswith("/run_append") and seq == 4:
             written.set()
-            await asyncio.sleep(0.2)  # the row is written; the answer is on its way
+            await stop_seen.wait()  # the row is written; the answer comes after the Stop
         return row
 
     monkeypatch.setattr(runlog, "insert_event", slow_answer)
     response = await api.stream(await api.new_chat(), "tell me a story", runId="run_append")
     await asyncio.wait_for(written.wait(), 10)
-    assert await api.cancel("run_append") == "cancelled"
+    cancel = asyncio.create_task(api.cancel("run_append"))
+    async with asyncio.timeout(10):
+        while (run := live_run(server, "run_append")) is None or run.stop_cause != "user":
+            await asyncio.sleep(0.005)
+    stop_seen.set()
+    assert await cancel == "cancelled"
     events = events_of(await response.read())
     assert_valid_run_stream(events, "run_append")
     assert [(e["seq"], e["type"]) for e in events[3:]] == [(4, "text"), (5, "done")]
