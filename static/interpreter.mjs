@@ -303,7 +303,8 @@ async function downloadInOrder({ packages, base, runtime }) {
 
 let downloader = null; // NOTE: started by lookUpStored(), below
 
-function startDownloader() {
+// This same module, run in a worker (it downloads, or it makes the snapshot: see IN_WORKER).
+function startWorker() {
   return new Worker(import.meta.url, { type: "module" });
 }
 
@@ -321,7 +322,7 @@ async function downloadInWorker(packages, base) {
   // NOTE: the runtime's files the page has not received yet (by its resource timings): on a
   // fast line they are in already, and the worker need not wait for them
   const runtime = RUNTIME_FILES.filter((url) => !performance.getEntriesByName(url).length);
-  const worker = downloader ?? startDownloader();
+  const worker = downloader ?? startWorker();
   downloader = null;
   try {
     return await new Promise((resolve, reject) => {
@@ -536,7 +537,7 @@ if (IN_WORKER) {
 // Start the worker (this same module) on the page's package list, made absolute.
 function makeInWorker(packages) {
   const absolute = absolutePackages(packages, document.baseURI);
-  const worker = new Worker(import.meta.url, { type: "module" });
+  const worker = startWorker();
   worker.onmessage = ({ data }) => {
     report(data.state, data.error);
     worker.terminate();
@@ -603,7 +604,7 @@ async function lookUpStored() {
   if (entry === null) {
     try {
       preloadRuntime();
-      downloader = startDownloader();
+      downloader = startWorker();
     } catch (error) {
       // NOTE: the boot goes on without: downloadInWorker tries again, or Pyodide's loader installs
       console.info("riacho: no early download:", String(error));
