@@ -90,12 +90,13 @@ async def test_a_stop_during_an_append_ends_the_run_after_the_event_being_logged
 
 async def test_a_live_run_cancels_its_generation_after_an_append_not_during_it() -> None:
     meta = RunMeta("run_live", "alice", "chat", "msg_a", "msg_u", 1, "demo")
-    run, answered = LiveRun(meta, RunTrace("run_live")), asyncio.Event()
+    run, writing, answered = LiveRun(meta, RunTrace("run_live")), asyncio.Event(), asyncio.Event()
     steps: list[str] = []
 
     async def generation() -> ServerRunStatus | None:
         with run.appending():
             steps.append("writing")
+            writing.set()
             await answered.wait()
             steps.append("recorded")
         steps.append("next token")
@@ -103,9 +104,9 @@ async def test_a_live_run_cancels_its_generation_after_an_append_not_during_it()
 
     task = asyncio.create_task(generation())
     run.attach_task(task)
-    await asyncio.sleep(0)
+    await asyncio.wait_for(writing.wait(), 5)
     run.stop_generation("user")
-    await asyncio.sleep(0.01)
+    await asyncio.sleep(0.01)  # NOTE: time for a cancel to land, were the append cut in two
     assert not task.done(), "the append is not cut in two"
     answered.set()
     with pytest.raises(asyncio.CancelledError):
