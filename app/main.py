@@ -13,6 +13,7 @@ from app.run.config import ClientConfig
 from app.state import parts
 from app.state.state import State
 from app.state.trace import format_trace
+from app.ui import markdown
 from app.ui.coalesce import FrameCoalescer
 from app.ui.controller import Controller
 from app.ui.view import View
@@ -108,15 +109,18 @@ async def main() -> None:
     for prompt in queued:
         bindings.send_queued(prompt)
     edge.mark_ready()
-    edge.spawn(_build_validators())
+    edge.spawn(_load_deferred())
 
 
-async def _build_validators() -> None:
-    """Once the page is ready and painted, build the validators deferred at import."""
+async def _load_deferred() -> None:
+    """Once the page is ready and painted, build the validators deferred at import, then (in an
+    idle moment) import the markdown parsers the first screen did not need."""
     await asyncio.sleep(0.05)
     protocol.build_validators()
     await asyncio.sleep(0)  # NOTE: two tasks of ~30 and ~20 ms in the browser, not one of 50
     parts.build_validators()
+    await edge.when_idle()
+    markdown.load_parser()
 
 
 async def boot() -> None:

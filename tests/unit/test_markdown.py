@@ -4,6 +4,9 @@ block splitting, the streaming cursor."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -23,6 +26,8 @@ from app.ui.markdown import (
     with_cursor,
 )
 from tests.unit.html_tree import Element, parse_html
+
+ROOT = Path(__file__).resolve().parents[2]
 
 LINK_URL = re.compile(r"^(?:https?:|mailto:)", re.IGNORECASE)
 IMAGE_URL = re.compile(r"^(?:https?:|data:image/(?:png|jpeg|gif|webp)[;,])", re.IGNORECASE)
@@ -639,3 +644,22 @@ def test_cursor_goes_at_the_very_end_without_a_closing_tag(html: str) -> None:
 def test_safety_check_itself_rejects_executable_html(html: str) -> None:
     with pytest.raises(AssertionError):
         assert_safe(html)
+
+
+def test_the_app_imports_without_the_parsers() -> None:
+    """A first visit's boot does not import markdown-it: the parsers load on first use."""
+    probe = (
+        "import importlib, pkgutil, sys, app\n"
+        "skip = ('app.browser', 'app.main', 'app.ui.markdown_parser')\n"
+        "for module in pkgutil.walk_packages(app.__path__, 'app.'):\n"
+        "    if not module.name.startswith(skip):\n"
+        "        importlib.import_module(module.name)\n"
+        "print(sorted(name for name in sys.modules if name.startswith(('markdown_it', 'mdit'))))\n"
+        "from app.ui.markdown import render_markdown\n"
+        "print(render_markdown('*x*').strip(), 'markdown_it' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+
+    assert result.stdout.splitlines() == ["[]", "<p><em>x</em></p> True"]
