@@ -515,6 +515,17 @@ const IN_WORKER = globalThis.WorkerGlobalScope !== undefined && globalThis insta
 
 if (IN_WORKER) {
   globalThis.onmessage = async ({ data }) => {
+    if (data.fetch) {
+      try {
+        const response = await fetch(data.fetch.url, { integrity: data.fetch.integrity });
+        if (!response.ok) throw new Error(`${data.fetch.url}: HTTP ${response.status}`);
+        const bytes = await response.arrayBuffer();
+        postMessage({ bytes }, [bytes]);
+      } catch (error) {
+        postMessage({ error: String(error) });
+      }
+      return;
+    }
     if (data.download) {
       try {
         const wheels = await downloadInOrder(data.download);
@@ -533,6 +544,21 @@ if (IN_WORKER) {
     }
   };
 }
+
+// A file fetched by a worker (checked against `integrity` there) and handed over whole: read,
+// hashed and copied on the page's thread, a large body holds a frame back (Pygments' wheel,
+// 4.5 MB, fetched at a streaming answer's first code block: a 25 ms task). The page's code
+// reaches it as `globalThis.riachoInterpreter.fetchBytes(url, integrity)`: a Uint8Array.
+function fetchInWorker(url, integrity) {
+  const worker = startWorker();
+  return new Promise((resolve, reject) => {
+    worker.onmessage = ({ data }) => (data.error ? reject(new Error(data.error)) : resolve(new Uint8Array(data.bytes)));
+    worker.onerror = (event) => reject(new Error(event.message ?? "the fetching worker failed"));
+    worker.postMessage({ fetch: { url: new URL(url, document.baseURI).href, integrity } });
+  }).finally(() => worker.terminate());
+}
+
+if (!IN_WORKER) boot.fetchBytes = fetchInWorker;
 
 // Start the worker (this same module) on the page's package list, made absolute.
 function makeInWorker(packages) {

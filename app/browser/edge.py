@@ -196,6 +196,7 @@ def mark_ready() -> None:
     js_root = js.document.documentElement
     js_root.setAttribute("data-boot", "ready")
     js_root.setAttribute("data-ready", "")
+    js.performance.mark("riacho:ready")  # NOTE: when, for tests and the page's own monitoring
 
 
 def mark_boot_failed(message: str) -> None:

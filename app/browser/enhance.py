@@ -1,8 +1,10 @@
 """Finishing touches of finished blocks: code highlighting (Pygments) and math (KaTeX).
 
 Both libraries are loaded the first time a finished block needs them, so boot never pays for
-them: Pygments is a wheel Pyodide loads from the vendored lock (``loadPackage``), KaTeX a
-vendored script and stylesheet. Blocks seen before a library arrived are done when it has.
+them: Pygments is a wheel of the vendored lock (:func:`mount_wheel`), KaTeX a vendored script
+and stylesheet. Blocks seen before a library arrived are done when it has. The page also loads
+Pygments and prepares Python's lexer ahead of the first code block, in idle moments after it
+is ready (:meth:`Enhancer.prepare`): done during an answer, those steps dropped frames.
 A block still streaming is never touched (it would be re-rendered anyway): only ``.md-done``.
 
 Code is highlighted one block per frame, after its language is prepared in small steps (see
@@ -38,6 +40,13 @@ class Enhancer:
         self._katex: Loading = "absent"
         self._code_queue: list[JsValue] = []
         self._highlighting = False
+
+    def prepare(self, language: str) -> None:
+        """Load Pygments and prepare ``language``'s lexer now, one step per idle moment, before
+        a code block needs them."""
+        if self._pygments == "absent":
+            self._pygments = "loading"
+            spawn(self._load_pygments(prepared=language))
 
     def enhance(self, js_root: JsValue) -> None:
         """Do what can be done under ``js_root`` now; start loading what is missing."""
@@ -79,11 +88,13 @@ class Enhancer:
         finally:
             self._highlighting = False
 
-    async def _load_pygments(self) -> None:
+    async def _load_pygments(self, prepared: str | None = None) -> None:
         try:
             # NOTE: in an idle moment, not between a streaming answer's frames.
             await when_idle()
             await mount_wheel("pygments")
+            for _step in preparation(prepared) if prepared else ():
+                await when_idle()
         except Exception as error:  # NOTE: no highlighting is no failure of the answer
             self._pygments = "failed"
             log(f"riacho: code highlighting unavailable: {error}")
@@ -128,13 +139,11 @@ async def mount_wheel(name: str) -> None:
         return
     file_name, sha256 = str(js_entry.file_name), str(js_entry.sha256)
     integrity = "sha256-" + base64.b64encode(bytes.fromhex(sha256)).decode("ascii")
-    js_response = await js.fetch(str(js_base) + file_name, js_object({"integrity": integrity}))
-    if not js_response.ok:
-        raise OSError(f"{file_name}: HTTP {js_response.status}")
-    js_bytes = js.Uint8Array.new(await js_response.arrayBuffer())
+    js_bytes = await _fetch_bytes(str(js_base) + file_name, integrity)
     path = f"{WHEELS_DIR}/{file_name}"
     pyodide_js.FS.mkdirTree(WHEELS_DIR)
-    pyodide_js.FS.writeFile(path, js_bytes)
+    # NOTE: canOwn: the file keeps this array (no 4.5 MB copy); nothing else holds it
+    pyodide_js.FS.writeFile(path, js_bytes, js_object({"canOwn": True}))
     sys.path.append(path)
     importlib.invalidate_caches()
 
@@ -164,3 +173,16 @@ def _typeset(js_math: JsValue) -> None:
     if present(getattr(js, "katex", None)):
         js.katex.render(tex, js_math, js_object(options))
         js_math.setAttribute("data-tex", tex)
+
+
+async def _fetch_bytes(url: str, integrity: str) -> JsValue:
+    """The body at ``url`` (checked against ``integrity``), as a Uint8Array: fetched by a worker
+    when the interpreter module offers one (static/interpreter.mjs: reading, hashing and copying
+    a large body on the page's thread holds a frame back), else here."""
+    js_fetch_bytes: JsValue = getattr(getattr(js, "riachoInterpreter", None), "fetchBytes", None)
+    if present(js_fetch_bytes):
+        return await js_fetch_bytes(url, integrity)
+    js_response = await js.fetch(url, js_object({"integrity": integrity}))
+    if not js_response.ok:
+        raise OSError(f"{url}: HTTP {js_response.status}")
+    return js.Uint8Array.new(await js_response.arrayBuffer())

@@ -245,6 +245,7 @@ class PageGuard:
     nonlocal_requests: list[str] = field(default_factory=list)
     allowed: list[re.Pattern[str]] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
+    asked: list[Request] = field(default_factory=list)
 
     def allow_console_error(self, pattern: str) -> None:
         self.allowed.append(re.compile(pattern))
@@ -255,6 +256,7 @@ class PageGuard:
 
     def on_request(self, request: Request) -> None:
         self.requests.append(request.url)
+        self.asked.append(request)
         if not LOCAL_URL.match(request.url):
             self.nonlocal_requests.append(request.url)
 

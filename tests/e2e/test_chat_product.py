@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from typing import Any
 
 import pytest
@@ -182,7 +183,7 @@ def test_an_edited_prompt_is_a_branch_and_both_survive_a_reload(riacho: Page) ->
 def test_code_is_labelled_copied_and_highlighted_math_typeset_both_loaded_late(
     riacho: Page, guard: PageGuard
 ) -> None:
-    assert not [r for r in guard.requests if "katex" in r or "pygments" in r], "not at boot"
+    assert not [r for r in guard.requests if "katex" in r], "not at boot"
     answer = completed(send(riacho, "Show some code and the quadratic formula math"))
     block = answer.locator(".code-block").first
     expect(block.locator(".code-lang")).to_have_text(re.compile(r"^(python|javascript|sql)$"))
@@ -197,6 +198,25 @@ def test_code_is_labelled_copied_and_highlighted_math_typeset_both_loaded_late(
     assert copied == block.locator("code").text_content()
     assert any("katex.min.js" in r for r in guard.requests)
     assert any("pygments" in r for r in guard.requests)
+    fetched_here = "performance.getEntriesByType('resource').some(e => e.name.includes('pygments'))"
+    assert riacho.evaluate(fetched_here) is False, "the wheel is fetched by a worker, not the page"
+    ready_at = riacho.evaluate(
+        "performance.timeOrigin + performance.getEntriesByName('riacho:ready')[0].startTime"
+    )
+    pygments = [r.timing["startTime"] for r in guard.asked if "pygments" in r.url]
+    assert pygments and min(pygments) > ready_at, "Pygments is asked for after data-ready"
+
+
+def test_code_highlighting_is_loaded_after_boot_before_any_code_block(
+    riacho: Page, guard: PageGuard
+) -> None:
+    """Idle moments after data-ready load Pygments (and prepare Python's lexer), so that the
+    first answer with code does not do it between its frames."""
+    deadline = time.monotonic() + 10
+    while not any("pygments" in r for r in guard.requests):
+        assert time.monotonic() < deadline, "Pygments was not loaded after boot"
+        riacho.wait_for_timeout(100)
+    assert riacho.locator(".code-block").count() == 0
 
 
 # --- layout, scrolling ----------------------------------------------------------------------------
