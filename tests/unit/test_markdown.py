@@ -663,3 +663,19 @@ def test_the_app_imports_without_the_parsers() -> None:
     )
 
     assert result.stdout.splitlines() == ["[]", "<p><em>x</em></p> True"]
+
+
+def test_loading_the_parser_ahead_imports_it() -> None:
+    """What the page calls when idle after boot: the parsers are imported (and run once)."""
+    probe = (
+        "import sys\n"
+        "from app.ui.markdown import load_parser\n"
+        "print('app.ui.markdown_parser' in sys.modules)\n"
+        "load_parser()\n"
+        "print('app.ui.markdown_parser' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+
+    assert result.stdout.splitlines() == ["False", "True"]
