@@ -303,9 +303,11 @@ async function downloadInOrder({ packages, base, runtime }) {
 
 let downloader = null; // NOTE: started by lookUpStored(), below
 
-// This same module, run in a worker (it downloads, or it makes the snapshot: see IN_WORKER).
-function startWorker() {
-  return new Worker(import.meta.url, { type: "module" });
+// This same module, run in a worker (it downloads, fetches or makes the snapshot: IN_WORKER).
+// NOTE: its role ("download", "fetch", "snapshot") is its URL's fragment, which the request
+// does not carry: a devtools panel (or a test) tells the workers apart.
+function startWorker(role) {
+  return new Worker(`${import.meta.url.split("#")[0]}#${role}`, { type: "module", name: role });
 }
 
 // A first visit's packages, downloaded and unpacked in a worker while the page starts the
@@ -322,7 +324,7 @@ async function downloadInWorker(packages, base) {
   // NOTE: the runtime's files the page has not received yet (by its resource timings): on a
   // fast line they are in already, and the worker need not wait for them
   const runtime = RUNTIME_FILES.filter((url) => !performance.getEntriesByName(url).length);
-  const worker = downloader ?? startWorker();
+  const worker = downloader ?? startWorker("download");
   downloader = null;
   try {
     return await new Promise((resolve, reject) => {
@@ -550,7 +552,7 @@ if (IN_WORKER) {
 // 4.5 MB, fetched at a streaming answer's first code block: a 25 ms task). The page's code
 // reaches it as `globalThis.riachoInterpreter.fetchBytes(url, integrity)`: a Uint8Array.
 function fetchInWorker(url, integrity) {
-  const worker = startWorker();
+  const worker = startWorker("fetch");
   return new Promise((resolve, reject) => {
     worker.onmessage = ({ data }) => (data.error ? reject(new Error(data.error)) : resolve(new Uint8Array(data.bytes)));
     worker.onerror = (event) => reject(new Error(event.message ?? "the fetching worker failed"));
@@ -563,7 +565,7 @@ if (!IN_WORKER) boot.fetchBytes = fetchInWorker;
 // Start the worker (this same module) on the page's package list, made absolute.
 function makeInWorker(packages) {
   const absolute = absolutePackages(packages, document.baseURI);
-  const worker = startWorker();
+  const worker = startWorker("snapshot");
   worker.onmessage = ({ data }) => {
     report(data.state, data.error);
     worker.terminate();
@@ -630,7 +632,7 @@ async function lookUpStored() {
   if (entry === null) {
     try {
       preloadRuntime();
-      downloader = startWorker();
+      downloader = startWorker("download");
     } catch (error) {
       // NOTE: the boot goes on without: downloadInWorker tries again, or Pyodide's loader installs
       console.info("riacho: no early download:", String(error));

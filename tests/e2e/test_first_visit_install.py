@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import urlsplit
 
-from playwright.sync_api import Page, Request, Route, Worker, expect
+from playwright.sync_api import Page, Request, Route, expect
 
 from tests.e2e.conftest import BOOT_TIMEOUT_MS, ROOT, LiveServer, PageGuard, appwheel
 from tests.e2e.scenarios import send
@@ -115,8 +116,8 @@ def test_a_restored_visit_starts_no_download_worker(
 ) -> None:
     boot(page, server.url + "/?bootSnapshotDelayMs=0")
     wait_until_stored(page)
-    workers: list[Worker] = []
-    page.on("worker", lambda worker: workers.append(worker))
+    workers: list[str] = []  # NOTE: each one's role (static/interpreter.mjs, startWorker)
+    page.on("worker", lambda worker: workers.append(urlsplit(worker.url).fragment))
 
     assert reload_and_boot(page)["history"] == ["restored"]
-    assert workers == [] and "install" not in boot_state(page)
+    assert "download" not in workers and "install" not in boot_state(page)
