@@ -646,6 +646,14 @@ def test_safety_check_itself_rejects_executable_html(html: str) -> None:
         assert_safe(html)
 
 
+def printed_by_fresh_python(probe: str) -> list[str]:
+    """The lines ``probe`` prints in a new interpreter (nothing of this session imported)."""
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    return result.stdout.splitlines()
+
+
 def test_the_app_imports_without_the_parsers() -> None:
     """A first visit's boot does not import markdown-it: the parsers load on first use."""
     probe = (
@@ -658,11 +666,8 @@ def test_the_app_imports_without_the_parsers() -> None:
         "from app.ui.markdown import render_markdown\n"
         "print(render_markdown('*x*').strip(), 'markdown_it' in sys.modules)\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
-    )
 
-    assert result.stdout.splitlines() == ["[]", "<p><em>x</em></p> True"]
+    assert printed_by_fresh_python(probe) == ["[]", "<p><em>x</em></p> True"]
 
 
 def test_loading_the_parser_ahead_imports_it() -> None:
@@ -674,8 +679,5 @@ def test_loading_the_parser_ahead_imports_it() -> None:
         "load_parser()\n"
         "print('app.ui.markdown_parser' in sys.modules)\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
-    )
 
-    assert result.stdout.splitlines() == ["False", "True"]
+    assert printed_by_fresh_python(probe) == ["False", "True"]
