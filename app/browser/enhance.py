@@ -96,7 +96,8 @@ class Enhancer:
             for _step in preparation(prepared) if prepared else ():
                 await when_idle()
         except Exception as error:  # NOTE: no highlighting is no failure of the answer
-            self._pygments = "failed"
+            # NOTE: loaded ahead, it is tried again at the first code block (a line may be down)
+            self._pygments = "absent" if prepared else "failed"
             log(f"riacho: code highlighting unavailable: {error}")
             return
         self._pygments = "ready"

@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 import pytest
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Locator, Page, Route, expect
 
 from tests.e2e import scenarios
 from tests.e2e.conftest import BOOT_TIMEOUT_MS, ROOT, LiveServer, PageGuard
@@ -225,6 +225,37 @@ def test_code_highlighting_is_loaded_after_boot_before_any_code_block(
         assert time.monotonic() < deadline, "Pygments was not loaded after boot"
         riacho.wait_for_timeout(100)
     assert riacho.locator(".code-block").count() == 0
+
+
+def test_a_pygments_load_ahead_that_fails_is_tried_again_at_the_first_code_block(
+    page: Page, guard: PageGuard, server: LiveServer
+) -> None:
+    asked: list[str] = []
+
+    def fail_the_first(route: Route) -> None:
+        asked.append(route.request.url)
+        if len(asked) == 1:
+            route.abort()  # NOTE: the worker's fetch, in the idle moments after data-ready
+        else:
+            route.continue_()
+
+    page.route("**/pygments-*.whl", fail_the_first)
+    page.goto(server.url + "/?bootSnapshotDelayMs=600000")
+    page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
+    deadline = time.monotonic() + 10
+    while not asked:
+        assert time.monotonic() < deadline, "Pygments was not loaded after boot"
+        page.wait_for_timeout(100)
+    page.wait_for_timeout(500)  # NOTE: the failure reaches the page
+    assert len(asked) == 1
+    scenarios.on_next_stream(
+        page, server, lambda _: [text("```python\nx = [1, 2]\n```\n\nAfter the code."), done()]
+    )
+    answer = send(page, "Some code")
+    code = answer.locator(".code-block code")
+    expect(code).to_have_attribute("data-highlighted", "", timeout=STREAM_MS)
+    expect(code.locator("span").first).to_be_attached()
+    assert len(asked) == 2
 
 
 # --- layout, scrolling ----------------------------------------------------------------------------
