@@ -96,9 +96,12 @@ class Enhancer:
             for _step in preparation(prepared) if prepared else ():
                 await when_idle()
         except Exception as error:  # NOTE: no highlighting is no failure of the answer
-            # NOTE: loaded ahead, it is tried again at the first code block (a line may be down)
-            self._pygments = "absent" if prepared else "failed"
             log(f"riacho: code highlighting unavailable: {error}")
+            if prepared:  # NOTE: loaded ahead: tried again at the first code block (or now)
+                self._pygments = "absent"
+                self.enhance(query("#messages"))
+            else:
+                self._pygments = "failed"
             return
         self._pygments = "ready"
         self.enhance(query("#messages"))

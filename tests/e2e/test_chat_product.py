@@ -246,8 +246,6 @@ def test_a_pygments_load_ahead_that_fails_is_tried_again_at_the_first_code_block
     while not asked:
         assert time.monotonic() < deadline, "Pygments was not loaded after boot"
         page.wait_for_timeout(100)
-    page.wait_for_timeout(500)  # NOTE: the failure reaches the page
-    assert len(asked) == 1
     scenarios.on_next_stream(
         page, server, lambda _: [text("```python\nx = [1, 2]\n```\n\nAfter the code."), done()]
     )
