@@ -130,8 +130,8 @@ export async function unzipMember(zip, member) {
 
 // --- what the boot depends on ----------------------------------------------------------------
 
-async function fetchBytes(url) {
-  const response = await fetch(url);
+async function fetchBytes(url, init = {}) {
+  const response = await fetch(url, init);
   if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
   return new Uint8Array(await response.arrayBuffer());
 }
@@ -519,10 +519,8 @@ if (IN_WORKER) {
   globalThis.onmessage = async ({ data }) => {
     if (data.fetch) {
       try {
-        const response = await fetch(data.fetch.url, { integrity: data.fetch.integrity });
-        if (!response.ok) throw new Error(`${data.fetch.url}: HTTP ${response.status}`);
-        const bytes = await response.arrayBuffer();
-        postMessage({ bytes }, [bytes]);
+        const bytes = await fetchBytes(data.fetch.url, { integrity: data.fetch.integrity });
+        postMessage({ bytes }, [bytes.buffer]);
       } catch (error) {
         postMessage({ error: String(error) });
       }
@@ -554,7 +552,7 @@ if (IN_WORKER) {
 function fetchInWorker(url, integrity) {
   const worker = startWorker("fetch");
   return new Promise((resolve, reject) => {
-    worker.onmessage = ({ data }) => (data.error ? reject(new Error(data.error)) : resolve(new Uint8Array(data.bytes)));
+    worker.onmessage = ({ data }) => (data.error ? reject(new Error(data.error)) : resolve(data.bytes));
     worker.onerror = (event) => reject(new Error(event.message ?? "the fetching worker failed"));
     worker.postMessage({ fetch: { url: new URL(url, document.baseURI).href, integrity } });
   }).finally(() => worker.terminate());
