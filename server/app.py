@@ -21,7 +21,7 @@ from server.runs.redis_bus import RedisBus
 from server.runs.registry import RunRegistry
 from server.runs.remote import watch_owners
 from server.scenarios.hooks import make_hooks
-from server.security import add_security_headers, security_middleware
+from server.security import add_response_headers, security_middleware
 from server.services import SERVICES, Services
 from server.static import add_static_routes
 
@@ -88,7 +88,7 @@ def create_app(config: Config) -> web.Application:
         middlewares=[error_middleware, auth_middleware, security_middleware],
         client_max_size=limits.body_max_bytes + _BODY_SLACK,
     )
-    app.on_response_prepare.append(add_security_headers)
+    app.on_response_prepare.append(add_response_headers)
     app.router.add_routes(api_routes())
     if config.test_hooks:
         add_test_routes(app)

@@ -78,7 +78,8 @@ def _cors_headers(request: web.Request) -> dict[str, str]:
     return {
         "Access-Control-Allow-Origin": origin,
         "Access-Control-Allow-Credentials": "true",
-        "Vary": "Origin",
+        # NOTE: the page reads how long to wait before trying again (429, 503)
+        "Access-Control-Expose-Headers": "Retry-After",
     }
 
 
@@ -98,19 +99,13 @@ def _preflight(request: web.Request) -> web.Response:
 
 @web.middleware
 async def security_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Refuse cross-site state changes; answer CORS for the allowed origins."""
+    """Refuse cross-site state changes; answer CORS preflights for the allowed origins."""
     is_api = request.path.startswith(("/api/", "/__test__/"))
     if is_api and request.method == "OPTIONS":
         return _preflight(request)
     if is_api and request.method in _CHANGES:
         _check_change(request)
-    response = await handler(request)
-    for name, value in _cors_headers(request).items():
-        if name == "Vary":
-            response.headers["Vary"] = _merged_vary(response.headers.get("Vary"), value)
-        else:
-            response.headers.setdefault(name, value)
-    return response
+    return await handler(request)
 
 
 def _merged_vary(current: str | None, extra: str) -> str:
@@ -121,8 +116,19 @@ def _merged_vary(current: str | None, extra: str) -> str:
     return ", ".join(names)
 
 
-async def add_security_headers(request: web.Request, response: web.StreamResponse) -> None:
-    """``on_response_prepare``: the security headers, and no versions in ``Server``."""
+async def add_response_headers(request: web.Request, response: web.StreamResponse) -> None:
+    """``on_response_prepare``: every per-request header, set as the headers are sent.
+
+    # NOTE: here, not in a middleware after the handler: a streamed answer (SSE, a resume) has
+    # sent its headers before its handler returns, and an error answered by aiohttp itself
+    # never returns through a middleware. So CORS, ``Vary: Origin`` and the security headers
+    # reach every response, whichever way it was made.
+    """
     for name, value in SECURITY_HEADERS.items():
         response.headers.setdefault(name, value)
     response.headers["Server"] = "Riacho"
+    for name, value in _cors_headers(request).items():
+        response.headers.setdefault(name, value)
+    # NOTE: on every response, allowed origin or not: a shared cache must not hand one
+    # origin's answer (with or without CORS headers) to another.
+    response.headers["Vary"] = _merged_vary(response.headers.get("Vary"), "Origin")

@@ -166,6 +166,50 @@ async def test_the_page_s_own_origin_and_allowed_ones_may_change_things(
     assert vary == {"Accept-Encoding", "Origin"}, "a shared cache must key on both"
 
 
+ALLOWED = "https://chat.example.org"
+
+
+async def test_streamed_prepared_and_error_answers_carry_cors_for_an_allowed_origin(
+    start_server: StartServer, make_api: MakeApi
+) -> None:
+    # NOTE: each kind of response: streamed by its handler (the answer, a resume), a JSON
+    # answer, an ApiError, aiohttp's own 404, and a 401 from the auth layer
+    server = await start_server(allowed_origins=(ALLOWED,))
+    api = await make_api("alice", on=server)
+    origin = {"Origin": ALLOWED}
+    body = {"chatId": "chat_cors_stream_1", "prompt": "hello", "runId": "run_cors_1"}
+    streamed = await api.client.post("/api/respond/stream", json=body, headers=origin)
+    assert streamed.headers["Content-Type"].startswith("text/event-stream")
+    responses = [streamed]
+    await streamed.read()
+    for method, path in [
+        ("GET", "/api/runs/run_cors_1/events?after=0"),
+        ("GET", "/api/chats"),
+        ("GET", "/api/runs/run_nobody_has/events"),
+        ("GET", "/api/no-such-route"),
+    ]:
+        responses.append(await api.client.request(method, path, headers=origin))
+    nobody = await make_api(None, on=server)
+    responses.append(await nobody.client.get("/api/chats", headers=origin))
+    assert [r.status for r in responses] == [200, 200, 200, 404, 404, 401]
+    for response in responses:
+        assert response.headers.get("Access-Control-Allow-Origin") == ALLOWED, response.url
+        assert response.headers["Access-Control-Allow-Credentials"] == "true"
+        assert "Retry-After" in response.headers["Access-Control-Expose-Headers"]
+        assert "Origin" in response.headers["Vary"]
+
+
+async def test_no_cors_for_other_origins_and_every_answer_varies_by_origin(
+    start_server: StartServer, make_api: MakeApi
+) -> None:
+    server = await start_server(allowed_origins=(ALLOWED,))
+    api = await make_api("alice", on=server)
+    for headers in ({}, {"Origin": "https://evil.example"}):
+        response = await api.client.get("/api/chats", headers=headers)
+        assert "Access-Control-Allow-Origin" not in response.headers
+        assert response.headers["Vary"] == "Origin", "a cache must not mix origins' answers"
+
+
 @pytest.mark.parametrize("path", ["/", "/api/models", "/static/riacho.css"])
 async def test_every_response_carries_the_security_headers(api: Api, path: str) -> None:
     response = await api.client.get(path)
