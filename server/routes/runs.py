@@ -59,14 +59,13 @@ async def get_run(request: web.Request) -> web.Response:
 async def cancel_run(request: web.Request) -> web.Response:
     """``POST /api/runs/{runId}/cancel``: idempotent; answers the persisted status after it."""
     svc, user_id, run_id = services(request), current_user(request), request.match_info["run_id"]
-    if await runlog.run_row(svc.db, user_id, run_id) is None and not await runlog.id_in_use(
-        svc.db, run_id
-    ):
+    if await runlog.run_row(svc.db, user_id, run_id) is None:
         # NOTE: its stream request may still be on its way: the cancel is kept for it, and
-        # accepted, not yet confirmed (SPEC §4); an id that never comes stays "running".
+        # accepted, not yet confirmed (SPEC §4); an id that never comes stays "running". Runs
+        # are the user's own (user/run keys), so another user's run of this id is answered the
+        # same way and never touched: the answer tells nobody that it exists.
         svc.runs.note_early_cancel(user_id, run_id)
         return answer_payload(CancelResult(run_id=run_id, status="running"))
-    await _own_run(svc, user_id, run_id)
     status = await asyncio.shield(svc.runs.cancel(user_id, run_id))
     if status is None:
         raise ApiError(404, "run_not_found", f"run {run_id!r} not found")

@@ -157,11 +157,6 @@ async def run_row(db: Database, user_id: str, run_id: str) -> Row | None:
     return await db.one("SELECT * FROM runs WHERE id = ?", (run_key(user_id, run_id),))
 
 
-async def id_in_use(db: Database, run_id: str) -> bool:
-    """Whether some user has a run ``run_id`` (its answer message names it)."""
-    return await db.one("SELECT 1 FROM messages WHERE run_id = ? LIMIT 1", (run_id,)) is not None
-
-
 def is_expired(row: Row, retention_s: float) -> bool:
     """Whether a run's event log is gone (or due to be dropped)."""
     if row["events_expired"]:

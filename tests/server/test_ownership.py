@@ -1,6 +1,8 @@
-"""Another user's chat or run is 404 for reading, streaming, cancelling and resuming."""
+"""Another user's chat or run is answered as an id nobody has used: read, stream, cancel, resume."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 from aiohttp.test_utils import TestServer
@@ -14,26 +16,40 @@ async def bob(make_api: MakeApi) -> Api:
     return await make_api("bob")
 
 
-@pytest.mark.parametrize(
-    ("method", "path", "code"),
-    [
-        pytest.param("GET", "/api/chats/{chat}", "chat_not_found", id="read-chat"),
-        pytest.param("DELETE", "/api/chats/{chat}", "chat_not_found", id="delete-chat"),
-        pytest.param("POST", "/api/chats/{chat}/compact", "chat_not_found", id="compact-chat"),
-        pytest.param("GET", "/api/runs/{run}", "run_not_found", id="read-run"),
-        pytest.param("GET", "/api/runs/{run}/events", "run_not_found", id="resume-run"),
-        pytest.param("POST", "/api/runs/{run}/cancel", "run_not_found", id="cancel-run"),
-    ],
-)
-async def test_other_users_resources_are_404(
-    api: Api, bob: Api, method: str, path: str, code: str
+ROUTES = [
+    pytest.param("GET", "/api/chats/{chat}", id="read-chat"),
+    pytest.param("DELETE", "/api/chats/{chat}", id="delete-chat"),
+    pytest.param("POST", "/api/chats/{chat}/compact", id="compact-chat"),
+    pytest.param("PATCH", "/api/chats/{chat}", id="rename-chat"),
+    pytest.param("GET", "/api/runs/{run}", id="read-run"),
+    pytest.param("GET", "/api/runs/{run}/events", id="resume-run"),
+    pytest.param("POST", "/api/runs/{run}/cancel", id="cancel-run"),
+]
+
+
+async def _answer(api: Api, method: str, path: str) -> tuple[int, object]:
+    body = {"title": "taken"} if method == "PATCH" else None
+    response = await api.client.request(method, path, json=body)
+    return response.status, await response.json()
+
+
+@pytest.mark.parametrize(("method", "path"), ROUTES)
+async def test_another_users_chat_or_run_is_answered_as_an_id_nobody_has_used(
+    api: Api, bob: Api, method: str, path: str
 ) -> None:
     chat_id = await api.new_chat()
     response = await api.stream(chat_id, runId="run_alice")
     await read_events(response, 1)
-    url = path.format(chat=chat_id, run="run_alice")
-    body = await bob.json(method, url, expect=404)
-    assert body["error"]["code"] == code
+    theirs = await _answer(bob, method, path.format(chat=chat_id, run="run_alice"))
+    unknown_chat = "chat_nobody_has_this_one"
+    unused = await _answer(bob, method, path.format(chat=unknown_chat, run="run_alice_unused"))
+    as_text = (
+        json.dumps(unused[1])
+        .replace(unknown_chat, chat_id)
+        .replace("run_alice_unused", "run_alice")
+    )
+    assert theirs == (unused[0], json.loads(as_text))
+    assert theirs[0] in (200, 404)
     await response.read()
     assert (await api.run("run_alice"))["status"] == "completed", "bob changed nothing"
     assert (await api.json("GET", f"/api/chats/{chat_id}"))["messages"]
@@ -108,8 +124,8 @@ async def test_the_cancel_route_alone_refuses_another_users_run(
     response = await api.stream(chat_id, runId="run_alice")
     await read_events(response, 1)
     monkeypatch.setattr(registry, "cancel", cancel_anything)
-    body = await bob.json("POST", "/api/runs/run_alice/cancel", expect=404)
-    assert body["error"]["code"] == "run_not_found"
+    body = await bob.json("POST", "/api/runs/run_alice/cancel")
+    assert body == {"runId": "run_alice", "status": "running"}, "as an id nobody has used"
     assert asked == []
     assert live_run(server, "run_alice").generating
     response.close()
