@@ -4,11 +4,16 @@ Persisted parts are the JSON of the one fold (:mod:`app.state.parts`), validated
 same part values by :func:`~app.state.parts.parts_from_json` (an unknown or malformed part is
 skipped, never fatal).
 
-The server stores each assistant attempt as its own message answering ``parent_id``; the
-client groups the attempts of one answer into one :class:`MessageState` (attempt 1 first,
-the latest shown). A user message's ``parent_id`` is the assistant message (attempt) it
-follows; it becomes that attempt's run id (``after_run``). A server that keeps no tree (no user
-message has a parent) is read as one line: each prompt follows the latest attempt before it.
+The server stores a tree (:class:`~app.wire.api.MessageOut`): each assistant attempt is its own
+message answering the user message ``parent_id``; a user message follows the assistant message
+(attempt) ``parent_id``, or starts the chat (``None``: a chat may have several first prompts,
+an edit of the first one is another). The client groups the attempts of one answer into one
+:class:`MessageState` (attempt 1 first) and turns a prompt's parent into the run id it follows
+(``after_run``). Any tree is read as it is, whatever its shape or order.
+
+What is on screen after the read is the conversation of the newest message: at each fork on
+its way up to the top, its prompt and its attempt are chosen; any other fork shows its newest
+prompt and its latest attempt.
 
 A run the server still reports ``running`` becomes ``interrupted`` with
 reason ``detached``: the store re-attaches to it at once by resuming (SPEC §5, page reload).
@@ -20,7 +25,9 @@ from dataclasses import replace
 
 from app.state.parts import TextPart, parts_from_json
 from app.state.state import (
+    TOP,
     ChatState,
+    ContextInfo,
     EndReason,
     ErrorInfo,
     MessageState,
@@ -42,31 +49,73 @@ _STATUS: dict[str, tuple[RunStatus, EndReason | None]] = {
 
 
 def chat_from_detail(detail: ChatDetail) -> ChatState:
-    """The chat with its messages grouped into turns and its runs by id."""
+    """The chat with its messages grouped into answers, its runs by id, and the conversation
+    of its newest message on screen."""
+    run_of = {out.id: _run_id(out) for out in detail.messages if out.role == "assistant"}
     messages: list[MessageState] = []
     runs: dict[str, RunState] = {}
-    groups: dict[str, int] = {}  # parent id -> index of its assistant message in `messages`
-    run_of: dict[str, str] = {}  # assistant message id -> its run id
-    tree = any(out.role == "user" and out.parent_id for out in detail.messages)
-    latest: str | None = None  # NOTE: the latest attempt so far (a server without a tree)
+    answer_at: dict[str, int] = {}  # the answered prompt's id -> its answer's index in messages
     for out in detail.messages:
         if out.role == "user":
-            after = run_of.get(out.parent_id or "") if tree else latest
-            messages.append(_prompt(out, after))
+            messages.append(_prompt(out, run_of.get(out.parent_id or "")))
             continue
         run = run_from_message(detail.id, out)
         runs[run.run_id] = run
-        run_of[out.id] = run.run_id
-        index = groups.get(out.parent_id or out.id)
-        if index is None:
-            groups[out.parent_id or out.id] = len(messages)
-            messages.append(_answer(out, run))
+        key = out.parent_id or out.id
+        if key in answer_at:
+            messages[answer_at[key]] = _add_attempt(messages[answer_at[key]], run, runs)
         else:
-            messages[index] = _add_attempt(messages[index], run, runs)
-        latest = messages[groups[out.parent_id or out.id]].shown_run_id
-    updated = detail.updated_at.timestamp()
-    return ChatState(
-        detail.id, detail.title, tuple(messages), runs, loaded=True, updated_at=updated
+            answer_at[key] = len(messages)
+            messages.append(_answer(out, run))
+    chat = ChatState(
+        detail.id,
+        detail.title,
+        tuple(messages),
+        runs,
+        context_info=_context(detail),
+        loaded=True,
+        updated_at=detail.updated_at.timestamp(),
+    )
+    return _show_newest(chat, detail.messages, run_of)
+
+
+def _run_id(out: MessageOut) -> str:
+    return out.run_id or f"stored_{out.id}"
+
+
+def _show_newest(chat: ChatState, stored: list[MessageOut], run_of: dict[str, str]) -> ChatState:
+    """``chat`` showing the path from the top to its newest message (see the docstring)."""
+    by_id = {out.id: out for out in stored}
+    messages = list(chat.messages)
+    branches: dict[str, str] = {}
+    out = stored[-1] if stored else None
+    seen: set[str] = set()  # NOTE: a malformed tree with a cycle ends the walk, not the page
+    while out is not None and out.id not in seen:
+        seen.add(out.id)
+        if out.role == "assistant":
+            index, message = _holding(messages, run_of[out.id])
+            messages[index] = replace(message, shown=message.run_ids.index(run_of[out.id]))
+        else:
+            branches[run_of.get(out.parent_id or "") or TOP] = out.id
+        parent = by_id.get(out.parent_id or "")
+        out = parent if parent is not None and parent.role != out.role else None
+    return replace(chat, messages=tuple(messages), branches=branches)
+
+
+def _holding(messages: list[MessageState], run_id: str) -> tuple[int, MessageState]:
+    return next((i, m) for i, m in enumerate(messages) if run_id in m.run_ids)
+
+
+def _context(detail: ChatDetail) -> ContextInfo | None:
+    usage = detail.context_info
+    if usage is None:
+        return None
+    return ContextInfo(
+        usage.used_tokens,
+        usage.max_tokens,
+        usage.ratio,
+        usage.severity,
+        usage.compaction_recommended,
     )
 
 
@@ -93,11 +142,13 @@ def run_from_message(chat_id: str, out: MessageOut) -> RunState:
     status, reason = _STATUS.get(out.status or "completed", ("completed", None))
     if status != "completed" and out.reason in _SERVER_REASONS:
         reason = _SERVER_REASONS[out.reason]
-    error = ErrorInfo(out.reason, "") if status == "failed" and out.reason else None
+    error = None
+    if status == "failed":
+        error = ErrorInfo(out.reason or "stream_error", out.error_message or "")
     parts = parts_from_json(out.parts)
     if not parts and out.text:
         parts = (TextPart(Text(out.text)),)
-    run_id = out.run_id or f"stored_{out.id}"
+    run_id = _run_id(out)
     return RunState(
         run_id=run_id,
         chat_id=chat_id,
@@ -106,6 +157,7 @@ def run_from_message(chat_id: str, out: MessageOut) -> RunState:
         parts=parts,
         reason=reason,
         error=error,
+        stop_reason=out.stop_reason if status == "completed" else None,
         cancel="confirmed" if status == "cancelled" else None,
         has_gap=out.partial and status == "completed",
         message_id=out.id,

@@ -15,7 +15,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.wire.errors import HttpStatusError
-from app.wire.protocol import CAMEL_CONFIG, NonEmptyStr
+from app.wire.protocol import CAMEL_CONFIG, NonEmptyStr, Severity, StopReason
 
 ServerRunStatus = Literal["running", "completed", "cancelled", "failed", "interrupted"]
 """A run's status as the server persists it (the page's own run states are
@@ -116,7 +116,14 @@ class AttachmentInfo(_Payload):
 class MessageOut(_Payload):
     """A persisted message. Messages form a tree: each assistant attempt (run) answers the
     user message ``parent_id``; a user message follows the assistant message ``parent_id``
-    (``None`` at the top), so an edited prompt is a sibling of the one it replaces."""
+    (``None`` at the top: a chat may have several first prompts, an edit of the first one is
+    another), so an edited prompt is a sibling of the one it replaces.
+
+    An assistant message carries everything its answer showed about its ending when it was
+    live: ``status``, ``reason`` (why it ended; a failure's error code), ``error_message`` (the
+    failure's words), ``stop_reason`` (from its ``done``: ``length`` is the cut warning) and
+    ``partial``.
+    """
 
     id: str
     role: Literal["user", "assistant"]
@@ -128,26 +135,34 @@ class MessageOut(_Payload):
     attempt: int = Field(default=1, ge=1)
     partial: bool = False
     reason: str | None = None  # why its run ended (see RunInfo)
+    error_message: str | None = None  # what its ``error`` event (or the server) said
+    stop_reason: StopReason | None = None  # from its ``done`` event
     created_at: datetime | None = None
     attachments: list[AttachmentInfo] = Field(default_factory=list)
 
 
+class ContextUsage(_Payload):
+    """How much of the model's context window a chat uses (the fields of ``context_info``)."""
+
+    used_tokens: int = Field(ge=0)
+    max_tokens: int = Field(ge=0)
+    ratio: float = Field(ge=0, allow_inf_nan=False)
+    severity: Severity
+    compaction_recommended: bool
+
+
 class ChatDetail(ChatSummary):
-    """A chat with its messages (``GET /api/chats/{id}``)."""
+    """A chat with its messages and its context usage (``GET /api/chats/{id}``)."""
 
     messages: list[MessageOut] = Field(default_factory=list)
+    context_info: ContextUsage | None = None
 
 
-class CompactionResult(_Payload):
+class CompactionResult(ContextUsage):
     """The answer of ``POST /api/chats/{id}/compact``: the context before and after."""
 
     chat_id: str
     used_tokens_before: int = Field(ge=0)
-    used_tokens: int = Field(ge=0)
-    max_tokens: int = Field(ge=0)
-    ratio: float = Field(ge=0)
-    severity: Literal["ok", "warning", "critical"]
-    compaction_recommended: bool
 
 
 class ModelInfo(_Payload):

@@ -165,6 +165,12 @@ class ImageGenerationFailedEvent(EventBase):
     error: str
 
 
+StopReason = Literal["stop", "length", "cancelled"]
+"""Why a ``done`` answer ended (a cut at the length limit is ``length``)."""
+Severity = Literal["ok", "warning", "critical"]
+"""How full a chat's context window is (the ring's colour)."""
+
+
 class ContextInfoEvent(EventBase):
     """Context window usage; ``ratio`` is used/max as a finite number ≥ 0."""
 
@@ -172,7 +178,7 @@ class ContextInfoEvent(EventBase):
     used_tokens: int = Field(ge=0)
     max_tokens: int = Field(ge=0)
     ratio: float = Field(ge=0, allow_inf_nan=False)
-    severity: Literal["ok", "warning", "critical"]
+    severity: Severity
     compaction_recommended: bool
 
 
@@ -206,7 +212,7 @@ class DoneEvent(EventBase):
 
     type: Literal["done"] = "done"
     message_id: str
-    stop_reason: Literal["stop", "length", "cancelled"]
+    stop_reason: StopReason
 
 
 class ErrorEvent(EventBase):

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from aiohttp import web
 
 from app.wire.api import ChatDetail, ChatSummary, CompactionResult, MessageOut
+from app.wire.api import ContextUsage as ContextUsagePayload
 from server.auth import current_user
 from server.catalog import ProviderModel
 from server.compaction import compact_with_model
 from server.context import ContextUsage, chat_usage, compact, model_usage
 from server.db import Database, Row, iso, new_id, now
 from server.errors import ApiError
-from server.jsonio import answer, answer_payload, read_json_body
+from server.jsonio import answer_payload, read_json_body
 from server.model_turn import pre_stream_error
 from server.providers.base import ProviderFailure
 from server.runs.log import public_id
@@ -31,9 +31,10 @@ def _summary(row: Row) -> ChatSummary:
     )
 
 
-def _message(row: Row) -> dict[str, Any]:
+def _message(row: Row) -> MessageOut:
     status = row["status"]
-    out = MessageOut(
+    assistant = row["role"] == "assistant"
+    return MessageOut(
         id=row["id"],
         role=row["role"],
         text=row["content"],
@@ -42,22 +43,20 @@ def _message(row: Row) -> dict[str, Any]:
         run_id=row["run_id"],
         parent_id=row["reply_to"],
         attempt=row["attempt"] or 1,
-        partial=row["role"] == "assistant" and status != "completed",
+        partial=assistant and status != "completed",
         reason=row["run_reason"],
+        error_message=row["run_error"],
+        stop_reason=row["stop_reason"],
         created_at=iso(row["created_at"]),
         attachments=json.loads(row["attachments"]),
     )
-    data: dict[str, Any] = out.model_dump(mode="json", by_alias=True)
-    # NOTE: an extra beyond MessageOut; the client ignores unknown fields.
-    data["stopReason"] = row["stop_reason"]
-    return data
 
 
-async def chat_messages(db: Database, chat_id: str) -> list[dict[str, Any]]:
+async def chat_messages(db: Database, chat_id: str) -> list[MessageOut]:
     """A chat's messages in order (every assistant attempt is its own message)."""
     rows = await db.all(
-        "SELECT m.*, r.reason AS run_reason FROM messages m JOIN chats c ON c.id = m.chat_id"
-        " LEFT JOIN runs r ON r.id = c.user_id || '/' || m.run_id"
+        "SELECT m.*, r.reason AS run_reason, r.error AS run_error FROM messages m"
+        " JOIN chats c ON c.id = m.chat_id LEFT JOIN runs r ON r.id = c.user_id || '/' || m.run_id"
         " WHERE m.chat_id = ? ORDER BY m.rowid",
         (chat_id,),
     )
@@ -127,18 +126,23 @@ async def get_chat(request: web.Request) -> web.Response:
     """``GET /api/chats/{chatId}``: the chat and its messages."""
     svc = services(request)
     row = await chat_of(svc.db, current_user(request), request.match_info["chat_id"])
-    detail = ChatDetail.model_validate({**_summary(row).model_dump(), "messages": []})
-    data: dict[str, Any] = detail.model_dump(mode="json", by_alias=True)
-    data["messages"] = await chat_messages(svc.db, row["id"])
     usage = await _shown_usage(svc, row)
-    data["contextInfo"] = {
-        "usedTokens": usage.used_tokens,
-        "maxTokens": usage.max_tokens,
-        "ratio": usage.ratio,
-        "severity": usage.severity,
-        "compactionRecommended": usage.compaction_recommended,
-    }
-    return answer(data)
+    summary = _summary(row)
+    detail = ChatDetail(
+        id=summary.id,
+        title=summary.title,
+        created_at=summary.created_at,
+        updated_at=summary.updated_at,
+        messages=await chat_messages(svc.db, row["id"]),
+        context_info=ContextUsagePayload(
+            used_tokens=usage.used_tokens,
+            max_tokens=usage.max_tokens,
+            ratio=usage.ratio,
+            severity=usage.severity,
+            compaction_recommended=usage.compaction_recommended,
+        ),
+    )
+    return answer_payload(detail)
 
 
 async def _shown_usage(svc: Services, chat: Row) -> ContextUsage:

@@ -87,6 +87,7 @@ class LiveRun:
         self.stopped = asyncio.Event()
         self.stop_cause: StopCause | None = None
         self.failure_code: str | None = None  # the code of the ``error`` event that ended it
+        self.failure_message: str | None = None  # and its words
         self._task: asyncio.Task[ServerRunStatus | None] | None = None
         self._appending = False
         self._cancel_after_append = False
@@ -169,6 +170,7 @@ class LiveRun:
             self.answer.apply(event)
         if isinstance(event, ErrorEvent):
             self.failure_code = event.code or "stream_error"
+            self.failure_message = event.error
         self._dirty = True
         self.notify()
         return event

@@ -166,6 +166,7 @@ class RunRegistry:
             return False
         await self._flush(run)
         reason = reason or _default_reason(run, status)
+        error = error or run.failure_message  # NOTE: kept for the chat read (shown after reload)
         won = await runlog.finish(self.db, run.key, run.meta.message_id, status, reason, error)
         run.end(status)
         return won

@@ -64,6 +64,60 @@ async def test_chat_detail_has_messages_with_parts_status_run_and_attempt(api: A
     }
 
 
+ENDINGS = [
+    pytest.param(
+        [
+            {"event": {"type": "text", "text": "Cut"}},
+            {"event": {"type": "done", "messageId": "m", "stopReason": "length"}},
+        ],
+        {"status": "completed", "stopReason": "length", "reason": None, "errorMessage": None},
+        id="length",
+    ),
+    pytest.param(
+        [
+            {"event": {"type": "text", "text": "Half"}},
+            {"event": {"type": "error", "error": "model not loaded", "code": "provider_error"}},
+        ],
+        {
+            "status": "failed",
+            "stopReason": None,
+            "reason": "provider_error",
+            "errorMessage": "model not loaded",
+        },
+        id="error-with-its-words",
+    ),
+    pytest.param(
+        [{"event": {"type": "text", "text": "Half"}}],
+        {
+            "status": "interrupted",
+            "stopReason": None,
+            "reason": "stream_ended",
+            "errorMessage": None,
+        },
+        id="no-terminal-event",
+    ),
+]
+
+
+@pytest.mark.parametrize(("steps", "stored"), ENDINGS)
+async def test_the_chat_read_says_how_each_answer_ended(
+    api: Api, steps: list[dict[str, object]], stored: dict[str, object]
+) -> None:
+    chat_id = await api.new_chat()
+    await api.scenario(steps, chat_id)
+    await api.run_turn(chat_id, "hi", runId="run_end")
+    detail = await api.json("GET", f"/api/chats/{chat_id}")
+    assistant = detail["messages"][-1]
+    assert {name: assistant[name] for name in stored} == stored
+    assert set(detail["contextInfo"]) == {
+        "usedTokens",
+        "maxTokens",
+        "ratio",
+        "severity",
+        "compactionRecommended",
+    }
+
+
 async def test_regenerate_is_a_new_attempt_for_the_same_user_message(api: Api) -> None:
     chat_id = await api.new_chat()
     first = await api.run_turn(chat_id, "hi", runId="run_1")

@@ -10,7 +10,6 @@ must be equal.
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -21,7 +20,7 @@ from app.state.history import chat_from_detail
 from app.state.parts import Parts, ThinkingPart
 from app.state.reducer import reduce
 from app.state.state import ChatState, State
-from app.wire.api import ChatDetail
+from app.wire.api import ChatDetail, encode_payload
 from app.wire.protocol import EVENT_ADAPTER, StreamEvent
 from server.config import Config
 from server.db import SqliteDatabase, iso, now
@@ -152,10 +151,8 @@ def streamed_and_reloaded(events: list[StreamEvent]) -> tuple[Parts, Parts]:
         return await chat_messages(db, "c1"), sent
 
     messages, sent = asyncio.run(persist())
-    wire = json.dumps(
-        {"id": "c1", "title": "t", "createdAt": iso(0), "updatedAt": iso(0), "messages": messages}
-    )
-    chat = chat_from_detail(ChatDetail.model_validate_json(wire))
+    detail = ChatDetail(id="c1", title="t", created_at=iso(0), updated_at=iso(0), messages=messages)
+    chat = chat_from_detail(ChatDetail.model_validate_json(encode_payload(detail)))
     return live_parts(sent), chat.runs["r1"].parts
 
 

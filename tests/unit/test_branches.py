@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from hypothesis import given
+from hypothesis import strategies as st
+
 from app.state.history import chat_from_detail
-from app.state.state import ChatState, MessageState
+from app.state.state import TOP, ChatState, MessageState
 from app.wire.api import AttachmentInfo, MessageOut
 from tests.unit.fakes import (
     FakeTransport,
@@ -160,7 +165,7 @@ async def test_a_prompt_after_an_answer_the_server_never_had_follows_the_one_bef
 # --- the history --------------------------------------------------------------------------------
 
 
-def test_history_places_prompts_after_the_attempt_they_followed() -> None:
+def test_history_shows_the_conversation_of_the_newest_message() -> None:
     chat = chat_from_detail(
         detail(
             "c",
@@ -174,24 +179,114 @@ def test_history_places_prompts_after_the_attempt_they_followed() -> None:
         )
     )
     assert [m.after_run for m in chat.messages if m.role == "user"] == [None, "r1"]
-    assert _ids(chat) == ["u1", "a1"], "the second attempt is shown, and nothing followed it"
+    assert _ids(chat) == ["u1", "a1", "u2", "a2"], "the newest prompt went on after attempt 1"
+    assert chat.shown_run(chat.visible()[1]).run_id == "r1"  # type: ignore[union-attr]
 
 
-def test_history_from_a_server_without_a_tree_reads_as_one_line() -> None:
+def test_several_first_prompts_are_branches_at_the_top_not_one_line() -> None:
+    # NOTE: the first prompt edited: both user messages start the chat (parentId null)
     chat = chat_from_detail(
         detail(
             "c",
             [
-                MessageOut(id="u1", role="user", text="q1"),
+                MessageOut(id="u1", role="user", text="Name a river in Brazil"),
                 MessageOut(id="a1", role="assistant", run_id="r1", parent_id="u1"),
-                MessageOut(id="a1b", role="assistant", run_id="r1b", parent_id="u1", attempt=2),
-                MessageOut(id="u2", role="user", text="q2"),
-                MessageOut(id="a2", role="assistant", run_id="r2", parent_id="u2"),
+                MessageOut(id="u1b", role="user", text="Name a river in Portugal"),
+                MessageOut(id="a1b", role="assistant", run_id="r1b", parent_id="u1b"),
             ],
         )
     )
-    assert _ids(chat) == ["u1", "a1", "u2", "a2"]
-    assert chat.messages[2].after_run == "r1b"
+    assert _ids(chat) == ["u1b", "a1b"]
+    assert chat.branch_of(chat.visible()[0]) == (1, 2)
+    first = replace(chat, branches={TOP: "u1"})
+    assert _ids(first) == ["u1", "a1"]
+
+
+# --- any tree: the fold against a simple reference walk -----------------------------------------
+
+
+@st.composite
+def stored_trees(draw: st.DrawFn) -> list[MessageOut]:
+    """A chat's stored messages in creation order: each new one is a prompt at the top or after
+    any answer so far, or an attempt at any prompt so far (the server's shapes, and more)."""
+    messages: list[MessageOut] = [MessageOut(id="m0", role="user", text="first")]
+    for number in range(1, draw(st.integers(1, 24))):
+        prompts = [m for m in messages if m.role == "user"]
+        answers = [m for m in messages if m.role == "assistant"]
+        if draw(st.booleans()):
+            parent = draw(st.sampled_from(prompts))
+            attempt = 1 + sum(1 for m in answers if m.parent_id == parent.id)
+            run = f"run_{number}"
+            new = MessageOut(
+                id=f"m{number}", role="assistant", run_id=run, parent_id=parent.id, attempt=attempt
+            )
+        else:
+            parent_id = draw(st.sampled_from([None, *(m.id for m in answers)]))
+            new = MessageOut(id=f"m{number}", role="user", text=f"p{number}", parent_id=parent_id)
+        messages.append(new)
+    return messages
+
+
+def _reference_walk(stored: list[MessageOut]) -> list[str]:
+    """The stored ids on screen: the path to the newest message, else the newest prompt and the
+    latest attempt at each fork."""
+    by_id = {m.id: m for m in stored}
+    path: set[str] = set()
+    node: MessageOut | None = stored[-1]
+    while node is not None:
+        path.add(node.id)
+        node = by_id.get(node.parent_id or "")
+    shown: list[str] = []
+    parent: str | None = None
+    while True:
+        prompts = [m for m in stored if m.role == "user" and m.parent_id == parent]
+        if not prompts:
+            return shown
+        prompt = next((m for m in prompts if m.id in path), prompts[-1])
+        shown.append(prompt.id)
+        attempts = [m for m in stored if m.role == "assistant" and m.parent_id == prompt.id]
+        if not attempts:
+            return shown
+        answer = next((m for m in attempts if m.id in path), attempts[-1])
+        shown.append(answer.id)
+        parent = answer.id
+
+
+def _stored_ids_on_screen(chat: ChatState) -> list[str]:
+    ids = []
+    for message in chat.visible():
+        run = chat.shown_run(message)
+        ids.append(message.id if run is None else str(run.message_id))
+    return ids
+
+
+@given(stored_trees())
+def test_any_tree_shows_what_the_reference_walk_shows(stored: list[MessageOut]) -> None:
+    chat = chat_from_detail(detail("c", stored))
+    assert _stored_ids_on_screen(chat) == _reference_walk(stored)
+
+
+@given(stored_trees())
+def test_every_fork_of_any_tree_counts_its_branches_and_attempts(stored: list[MessageOut]) -> None:
+    chat = chat_from_detail(detail("c", stored))
+    for message in chat.visible():
+        if message.role == "user":
+            siblings = [
+                m.id
+                for m in stored
+                if m.role == "user" and m.parent_id == _parent_of(stored, message)
+            ]
+            assert chat.branch_of(message) == (siblings.index(message.id), len(siblings))
+        else:
+            attempts = [
+                m for m in stored if m.role == "assistant" and m.parent_id == message.reply_to
+            ]
+            assert len(message.run_ids) == len(attempts)
+    assert len(chat.runs) == sum(1 for m in stored if m.role == "assistant")
+
+
+def _parent_of(stored: list[MessageOut], message: MessageState) -> str | None:
+    return next(m.parent_id for m in stored if m.id == message.id)
 
 
 def test_history_keeps_a_prompts_attachments() -> None:

@@ -17,7 +17,7 @@ from app.state.parts import (
     ToolCallPart,
     parts_from_json,
 )
-from app.state.state import Restored
+from app.state.state import ErrorInfo, Restored
 from app.state.text import Text
 from app.wire.api import MessageOut
 from tests.unit.fakes import detail
@@ -163,3 +163,35 @@ PERSISTED = [
 @pytest.mark.parametrize(("items", "expected"), PERSISTED)
 def test_parts_from_json(items: list[dict[str, Any]], expected: Parts) -> None:
     assert parts_from_json(items) == expected
+
+
+ENDINGS = [
+    pytest.param(
+        {"status": "completed", "stop_reason": "length"},
+        ("completed", None, "length", None),
+        id="cut-at-length",
+    ),
+    pytest.param(
+        {"status": "completed", "stop_reason": "stop"},
+        ("completed", None, "stop", None),
+        id="complete",
+    ),
+    pytest.param(
+        {"status": "failed", "reason": "provider_error", "error_message": "model not loaded"},
+        ("failed", "error", None, ErrorInfo("provider_error", "model not loaded")),
+        id="failed-with-the-servers-words",
+    ),
+    pytest.param(
+        {"status": "cancelled", "reason": "user_cancelled", "stop_reason": "cancelled"},
+        ("cancelled", None, None, None),
+        id="cancelled",
+    ),
+]
+
+
+@pytest.mark.parametrize(("stored", "expected"), ENDINGS)
+def test_a_stored_ending_reads_back_as_the_live_one_was(
+    stored: dict[str, Any], expected: tuple[Any, ...]
+) -> None:
+    run = run_from_message("c1", MessageOut(id="a", role="assistant", run_id="r", **stored))
+    assert (run.status, run.reason, run.stop_reason, run.error) == expected
