@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from typing import Any
+
 from playwright.sync_api import BrowserContext, Page, expect
 
 from tests.e2e import scenarios
 from tests.e2e.conftest import BOOT_TIMEOUT_MS, LiveServer, PageGuard
-from tests.e2e.scenarios import StreamRequest, answer_of, done, send, sleep, text
+from tests.e2e.scenarios import Step, StreamRequest, answer_of, done, send, sleep, text
 
 STREAM_MS = 20_000
 
@@ -152,3 +156,78 @@ def test_an_attached_file_goes_with_the_prompt_and_a_refused_one_says_why(
     expect(chips).to_have_count(0)
     uploads = len([r for r in guard.requests if r.endswith("/api/attachments")])
     assert uploads == uploads_before, "refused before any upload, from the server's limits"
+
+
+def test_an_edited_first_prompt_stays_a_branch_after_a_reload(riacho: Page) -> None:
+    brazil = send(riacho, "Name a river in Brazil")
+    expect(brazil).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
+    riacho.locator("[data-role=user] [data-action=edit]").click()
+    editor = riacho.locator("textarea[name=edit-prompt]")
+    editor.fill("Name a river in Portugal")
+    with riacho.expect_request("**/api/respond/stream") as sent:
+        editor.press("Enter")
+    portugal = answer_of(riacho, json.loads(sent.value.post_data or "{}")["runId"])
+    expect(portugal).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
+    prompts = riacho.locator("[data-role=user] .bubble")
+    expect(prompts).to_have_text(["Name a river in Portugal"])
+    riacho.locator("[data-role=user] [data-action=branch-prev]").click()
+    expect(prompts).to_have_text(["Name a river in Brazil"])
+
+    riacho.reload()
+    riacho.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
+    # NOTE: one conversation on screen (the newest), never both prompts as one transcript
+    expect(prompts).to_have_text(["Name a river in Portugal"])
+    expect(riacho.locator("[data-role=assistant]")).to_have_count(1)
+    switcher = riacho.locator("[data-role=user] .switcher-label")
+    expect(switcher).to_have_text("2 / 2")
+    riacho.locator("[data-role=user] [data-action=branch-prev]").click()
+    expect(prompts).to_have_text(["Name a river in Brazil"])
+    expect(switcher).to_have_text("1 / 2")
+    expect(riacho.locator("[data-role=assistant]")).to_have_count(1)
+
+
+ENDINGS = {  # NOTE: the scenario, and the status the answer settles in
+    "length": ([text("Cut at the"), done("length")], "completed"),
+    "error": (
+        [text("Half an "), scenarios.error("The model is not loaded yet.", "model_cold")],
+        "failed",
+    ),
+    "no terminal event": ([text("Part one"), {"close": "clean"}], "interrupted"),
+    "done cancelled": ([text("Stopped here"), done("cancelled")], "cancelled"),
+    "stop": ([text("All of it."), done()], "completed"),
+}
+ENDING_FOOTPRINT = """(answer) => ({
+    status: answer.dataset.status,
+    line: answer.querySelector('.status-line').innerText,
+    hooks: [...answer.querySelectorAll('[data-warning], [data-cancel], [data-error-code]')]
+        .map((e) => [e.dataset.warning, e.dataset.cancel, e.dataset.errorCode, e.innerText]),
+    actions: [...answer.querySelectorAll('.message-actions [data-action]')]
+        .map((e) => [e.dataset.action, e.disabled]),
+    text: answer.querySelector('.message-text').innerText,
+})"""
+
+
+def _playing(steps: list[Step]) -> Callable[[StreamRequest], list[Step]]:
+    return lambda _request: steps
+
+
+def test_every_ending_shows_the_same_after_a_reload(riacho: Page, server: LiveServer) -> None:
+    runs: dict[str, tuple[str, str]] = {}  # run id -> (ending, settled status)
+    for name, (steps, status) in ENDINGS.items():
+        seen = scenarios.on_next_stream(riacho, server, _playing(steps))
+        answer = send(riacho, f"End with {name}")
+        expect(answer).to_have_attribute("data-status", status, timeout=STREAM_MS)
+        runs[seen[0].run_id] = (name, status)
+    before: dict[str, Any] = {}
+    for run_id, (_name, status) in runs.items():
+        answer = answer_of(riacho, run_id)
+        expect(answer).to_have_attribute("data-status", status, timeout=STREAM_MS)
+        before[run_id] = answer.evaluate(ENDING_FOOTPRINT)
+    assert before[next(iter(runs))]["hooks"][0][0] == "length", "the live warning, to compare"
+
+    riacho.reload()
+    riacho.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
+    for run_id, (name, status) in runs.items():
+        reloaded = answer_of(riacho, run_id)
+        expect(reloaded).to_have_attribute("data-status", status, timeout=STREAM_MS)
+        assert reloaded.evaluate(ENDING_FOOTPRINT) == before[run_id], name
