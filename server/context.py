@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from app.wire.protocol import ContextInfoEvent, StreamEvent
-from server.db import Database, now
+from server.db import Database, Row, now
 from server.drafts import draft
 
 Severity = Literal["ok", "warning", "critical"]
@@ -57,18 +57,50 @@ def estimate_tokens(text: str) -> int:
 
 
 async def chat_usage(db: Database, chat_id: str, max_tokens: int) -> ContextUsage:
-    """Tokens of the chat's live context: its summary plus messages after the last compaction."""
+    """Tokens of the chat's live context: its summary plus the turns after the last compaction
+    on the branch of its newest answer (other branches and attempts are not sent)."""
     chat = await db.one("SELECT compacted_at, summary_tokens FROM chats WHERE id = ?", (chat_id,))
     if chat is None:
         return ContextUsage(0, max_tokens)
     since = chat["compacted_at"] or 0.0
-    rows = await db.all(
-        "SELECT content FROM messages WHERE chat_id = ? AND created_at > ?"
-        " AND (role = 'user' OR status = 'completed')",
-        (chat_id, since),
-    )
-    used = int(chat["summary_tokens"]) + sum(estimate_tokens(row["content"]) for row in rows)
+    used = int(chat["summary_tokens"])
+    for user, answer in await branch_turns(db, chat_id):
+        if user["created_at"] > since:
+            used += estimate_tokens(user["content"])
+            used += estimate_tokens(answer["content"]) if answer["status"] == "completed" else 0
     return ContextUsage(used, max_tokens)
+
+
+async def branch_turns(
+    db: Database, chat_id: str, before_user_message: str | None = None
+) -> list[tuple[Row, Row]]:
+    """(user message, the answer that follows it) pairs, oldest first, on the branch that leads
+    to ``before_user_message`` (when ``None``: to the chat's newest answer): the conversation
+    a model is given, and the one whose size the context ring shows."""
+    rows = {
+        row["id"]: row
+        for row in await db.all("SELECT * FROM messages WHERE chat_id = ?", (chat_id,))
+    }
+    if before_user_message is None:
+        newest = await db.one(
+            "SELECT id FROM messages WHERE chat_id = ? AND role = 'assistant'"
+            " ORDER BY rowid DESC LIMIT 1",
+            (chat_id,),
+        )
+        answer = None if newest is None else rows.get(newest["id"])
+    else:
+        prompt = rows.get(before_user_message)
+        answer = None if prompt is None else rows.get(prompt["reply_to"] or "")
+    turns: list[tuple[Row, Row]] = []
+    seen: set[str] = set()
+    while answer is not None and answer["id"] not in seen:  # NOTE: a cycle cannot loop forever
+        seen.add(answer["id"])
+        user = rows.get(answer["reply_to"] or "")
+        if user is None:
+            break
+        turns.append((user, answer))
+        answer = rows.get(user["reply_to"] or "")
+    return turns[::-1]
 
 
 async def save_model_usage(db: Database, chat_id: str, used_tokens: int, max_tokens: int) -> None:

@@ -22,7 +22,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from app.state.parts import Parts, TextPart, ToolCallPart, parts_from_json
-from server.db import Database, Row, now
+from server.context import branch_turns
+from server.db import Database, now
 from server.providers.base import (
     AssistantMessage,
     ImageInput,
@@ -44,17 +45,13 @@ async def chat_history(
 ) -> list[Message]:
     """The turns on the branch that leads to ``before_user_message`` (when ``None``: to the
     chat's newest answer), oldest first."""
-    rows = {
-        row["id"]: row
-        for row in await db.all("SELECT * FROM messages WHERE chat_id = ?", (chat_id,))
-    }
     summary = await db.one(
         "SELECT s.text, c.compacted_at FROM chat_summaries s JOIN chats c ON c.id = s.chat_id"
         " WHERE s.chat_id = ?",
         (chat_id,),
     )
     messages: list[Message] = []
-    turns = await _branch(db, rows, chat_id, before_user_message)
+    turns = await branch_turns(db, chat_id, before_user_message)
     if summary is not None:
         messages.append(UserMessage(f"{SUMMARY_INTRO}\n{summary['text']}"))
         turns = [
@@ -65,32 +62,6 @@ async def chat_history(
         parts = parts_from_json(json.loads(answer["parts"]))
         messages += assistant_messages(parts, structured_tools)
     return merge_user_runs(messages)
-
-
-async def _branch(
-    db: Database, rows: dict[str, Row], chat_id: str, before_user_message: str | None
-) -> list[tuple[Row, Row]]:
-    """(user message, the answer that follows it) pairs up the tree from where a prompt goes."""
-    if before_user_message is None:
-        newest = await db.one(
-            "SELECT id FROM messages WHERE chat_id = ? AND role = 'assistant'"
-            " ORDER BY rowid DESC LIMIT 1",
-            (chat_id,),
-        )
-        answer = None if newest is None else rows.get(newest["id"])
-    else:
-        prompt = rows.get(before_user_message)
-        answer = None if prompt is None else rows.get(prompt["reply_to"] or "")
-    turns: list[tuple[Row, Row]] = []
-    seen: set[str] = set()
-    while answer is not None and answer["id"] not in seen:  # NOTE: a cycle cannot loop forever
-        seen.add(answer["id"])
-        user = rows.get(answer["reply_to"] or "")
-        if user is None:
-            break
-        turns.append((user, answer))
-        answer = rows.get(user["reply_to"] or "")
-    return turns[::-1]
 
 
 async def user_message(db: Database, prompt: str, attachments: Iterable[JsonObject]) -> UserMessage:

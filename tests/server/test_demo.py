@@ -151,6 +151,22 @@ async def test_context_grows_to_critical_and_compaction_drops_it(api: Api) -> No
     assert after["usedTokens"] < seen[-1]["usedTokens"] and after["severity"] == "ok"
 
 
+async def test_the_context_counts_only_the_branch_on_which_the_chat_goes_on(api: Api) -> None:
+    chat_id = await api.new_chat()
+    for turn in range(4):
+        await api.run_turn(chat_id, f"turn {turn} of a long branch " * 20)
+
+    def used(events: list[dict[str, Any]]) -> int:
+        return int(next(e["usedTokens"] for e in events if e["type"] == "context_info"))
+
+    long_branch = (await api.json("GET", f"/api/chats/{chat_id}"))["contextInfo"]["usedTokens"]
+    edited = await api.run_turn(chat_id, "a short first prompt", atTop=True)
+    alone = await api.run_turn(await api.new_chat(), "a short first prompt")
+    assert used(edited) == used(alone) < long_branch, "the other branch is not sent to a model"
+    read = (await api.json("GET", f"/api/chats/{chat_id}"))["contextInfo"]["usedTokens"]
+    assert read == used(edited)
+
+
 async def test_attachments_are_acknowledged_in_the_answer(api: Api) -> None:
     from aiohttp import FormData
 
