@@ -25,38 +25,40 @@ DIST = ROOT / "dist"
 PAGE_FILES = ("index.html", "pyscript.toml")
 
 
-def build(api_base: str) -> None:
+def build(api_base: str, target: Path = DIST) -> Path:
+    """The bundle in ``target`` (emptied first); its path."""
     if not (ROOT / "static" / "vendor" / ".stamp").exists():
         raise SystemExit("dist: run `make setup` first (static/vendor/ is missing)")
     appwheel.build()
-    if DIST.exists():
-        shutil.rmtree(DIST)
-    DIST.mkdir()
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
     for name in PAGE_FILES:
-        shutil.copy2(ROOT / name, DIST / name)
+        shutil.copy2(ROOT / name, target / name)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".stamp", appwheel.STAMP.name, MANIFEST)
     # NOTE: the page's script only: every other module is in static/app/'s wheel.
-    (DIST / "app").mkdir()
-    shutil.copy2(ROOT / "app" / "main.py", DIST / "app" / "main.py")
-    shutil.copytree(ROOT / "static", DIST / "static", ignore=ignore)
+    (target / "app").mkdir()
+    shutil.copy2(ROOT / "app" / "main.py", target / "app" / "main.py")
+    shutil.copytree(ROOT / "static", target / "static", ignore=ignore)
     config = {"apiBase": api_base.rstrip("/")}
-    (DIST / "config.json").write_text(json.dumps(config) + "\n", encoding="utf-8")
+    (target / "config.json").write_text(json.dumps(config) + "\n", encoding="utf-8")
     # NOTE: static/vendor/ arrives with its siblings (tools/vendor.py); the rest changes with
     # every edit of the app, so it is compressed now.
-    vendor = DIST / "static" / "vendor"
+    vendor = target / "static" / "vendor"
     own = [
         p
-        for p in DIST.rglob("*")
+        for p in target.rglob("*")
         if p.is_file() and is_compressible(p) and not p.is_relative_to(vendor)
     ]
     precompress_files(own)
-    files = [p for p in DIST.rglob("*") if p.is_file()]
+    files = [p for p in target.rglob("*") if p.is_file()]
     size = sum(p.stat().st_size for p in files)
     plain = sum(p.stat().st_size for p in files if p.suffix not in SIBLING_SUFFIXES)
     print(
-        f"dist: {DIST.relative_to(ROOT)}/ ready ({size / 1e6:.1f} MB: {plain / 1e6:.1f} MB"
+        f"dist: {target}/ ready ({size / 1e6:.1f} MB: {plain / 1e6:.1f} MB"
         f" of files, the rest their .br/.gz), apiBase={api_base!r}"
     )
+    return target
 
 
 if __name__ == "__main__":

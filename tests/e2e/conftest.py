@@ -123,13 +123,13 @@ def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[s
     return {**browser_type_launch_args, "executable_path": executable, "args": CHROMIUM_FLAGS}
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
 
-def _wait_until_serving(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+def wait_until_serving(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -188,14 +188,14 @@ def serve(workdir: Path, arguments: list[str], ready_path: str = "/") -> Iterato
 
 @contextmanager
 def _serve_one(workdir: Path, arguments: list[str], ready_path: str) -> Iterator[LiveServer]:
-    port = _free_port()
+    port = free_port()
     log = workdir / f"{arguments[0].replace('.', '_')}-{port}.log"
     command = [sys.executable, "-m", *arguments, "--port", str(port)]
     with log.open("wb") as log_file:
         process = subprocess.Popen(command, cwd=ROOT, stdout=log_file, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_until_serving(url + ready_path, process, log)
+        wait_until_serving(url + ready_path, process, log)
         yield LiveServer(url=url, log=log)
     finally:
         process.terminate()
