@@ -30,12 +30,19 @@ class Turn:
     previous_model_label: str | None
     is_first_turn: bool
     new_chat: bool = False  # the chat is made with this turn (the page named it)
+    chat_name: str = ""  # the chat's public id (the page's name for it)
     parent_id: str | None = None  # a new user message follows this assistant message
 
 
 async def chat_of(db: Database, user_id: str, chat_id: str) -> Row:
-    """The user's chat, or 404 ``chat_not_found``."""
-    row = await db.one("SELECT * FROM chats WHERE id = ? AND user_id = ?", (chat_id, user_id))
+    """The user's chat named ``chat_id`` (its public id), or 404 ``chat_not_found``.
+
+    # NOTE: a chat is found by its owner's name for it; the row's ``id`` (the key messages and
+    # runs use) is the same name unless another user's chat had it (migration 0009).
+    """
+    row = await db.one(
+        "SELECT * FROM chats WHERE user_id = ? AND public_id = ?", (user_id, chat_id)
+    )
     if row is None:
         raise ApiError(404, "chat_not_found", f"chat {chat_id!r} not found")
     return row
@@ -79,7 +86,9 @@ async def check_turn(
     first = (
         new_chat or await db.one("SELECT 1 FROM messages WHERE chat_id = ?", (chat["id"],)) is None
     )
-    return Turn(meta, prompt, attachments, model, previous, first, new_chat, parent_id)
+    return Turn(
+        meta, prompt, attachments, model, previous, first, new_chat, body.chat_id, parent_id
+    )
 
 
 async def _parent_of_prompt(
@@ -113,15 +122,22 @@ async def _chat_of_turn(db: Database, user_id: str, body: RespondStreamBody) -> 
     """The turn's chat, and whether this turn makes it: a chat the page named and nobody has
     yet comes into being with its first answer (so a refused first send leaves nothing)."""
     # NOTE: one read, so a chat made meanwhile by a racing request is either seen or not at all
-    row = await db.one("SELECT * FROM chats WHERE id = ?", (body.chat_id,))
-    if row is not None and row["user_id"] == user_id:
-        return row, False
-    taken = row is not None
-    if taken or body.retry_of_run_id is not None or not _CHAT_ID_RE.fullmatch(body.chat_id):
+    rows = await db.all(
+        "SELECT * FROM chats WHERE (user_id = ? AND public_id = ?) OR id = ?",
+        (user_id, body.chat_id, body.chat_id),
+    )
+    mine = [row for row in rows if row["user_id"] == user_id and row["public_id"] == body.chat_id]
+    if mine:
+        return mine[0], False
+    if body.retry_of_run_id is not None or not _CHAT_ID_RE.fullmatch(body.chat_id):
         raise ApiError(404, "chat_not_found", f"chat {body.chat_id!r} not found")
+    # NOTE: another user's chat of that name is not this user's business: a new chat, as for
+    # a name nobody has used, under a key of its own
+    key = new_id("chat") if rows else body.chat_id
     stamp = now()
     fresh = {
-        "id": body.chat_id,
+        "id": key,
+        "public_id": body.chat_id,
         "user_id": user_id,
         "title": DEFAULT_TITLE,
         "created_at": stamp,
@@ -256,6 +272,7 @@ async def _create_rows(db: Database, turn: Turn, touch_chat: bool) -> None:
                 "chats",
                 {
                     "id": meta.chat_id,
+                    "public_id": turn.chat_name,
                     "user_id": meta.user_id,
                     "title": DEFAULT_TITLE,
                     "created_at": stamp,

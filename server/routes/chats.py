@@ -24,7 +24,7 @@ from server.turns import DEFAULT_TITLE, chat_of
 
 def _summary(row: Row) -> ChatSummary:
     return ChatSummary(
-        id=row["id"],
+        id=row["public_id"],
         title=row["title"],
         created_at=iso(row["created_at"]),
         updated_at=iso(row["updated_at"]),
@@ -102,7 +102,7 @@ async def rename_chat(request: web.Request) -> web.Response:
     await db.execute(
         "UPDATE chats SET title = ? WHERE id = ?", (" ".join(title.split())[:200], row["id"])
     )
-    return answer_payload(_summary(await chat_of(db, user_id, row["id"])))
+    return answer_payload(_summary(await chat_of(db, user_id, row["public_id"])))
 
 
 async def create_chat(request: web.Request) -> web.Response:
@@ -115,8 +115,9 @@ async def create_chat(request: web.Request) -> web.Response:
         title = " ".join(str(body.get("title", "")).split())[:200] or DEFAULT_TITLE
     db, chat_id, stamp = services(request).db, new_id("chat"), now()
     await db.execute(
-        "INSERT INTO chats (id, user_id, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
-        (chat_id, current_user(request), title, stamp, stamp),
+        "INSERT INTO chats (id, public_id, user_id, title, created_at, updated_at)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (chat_id, chat_id, current_user(request), title, stamp, stamp),
     )
     row = await chat_of(db, current_user(request), chat_id)
     return answer_payload(_summary(row), status=201)
@@ -187,7 +188,7 @@ async def compact_chat(request: web.Request) -> web.Response:
     else:
         before, after = await compact(svc.db, row["id"], svc.config.context_window_tokens)
     result = CompactionResult(
-        chat_id=row["id"],
+        chat_id=row["public_id"],
         used_tokens_before=before.used_tokens,
         used_tokens=after.used_tokens,
         max_tokens=after.max_tokens,

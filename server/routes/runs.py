@@ -29,7 +29,7 @@ async def run_info(svc: Services, row: Row) -> RunInfo:
     """The public state of a persisted run (live runs report their last logged seq)."""
     return RunInfo(
         run_id=runlog.public_id(row["id"]),
-        chat_id=row["chat_id"],
+        chat_id=await runlog.chat_name(svc.db, row["chat_id"]),
         message_id=row["message_id"],
         status=row["status"],
         last_seq=await _last_seq(svc, row),

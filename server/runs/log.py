@@ -157,6 +157,12 @@ async def run_row(db: Database, user_id: str, run_id: str) -> Row | None:
     return await db.one("SELECT * FROM runs WHERE id = ?", (run_key(user_id, run_id),))
 
 
+async def chat_name(db: Database, chat_key: str) -> str:
+    """The public id of the chat whose key is ``chat_key`` (its owner's name for it)."""
+    row = await db.one("SELECT public_id FROM chats WHERE id = ?", (chat_key,))
+    return chat_key if row is None else str(row["public_id"])
+
+
 def is_expired(row: Row, retention_s: float) -> bool:
     """Whether a run's event log is gone (or due to be dropped)."""
     if row["events_expired"]:

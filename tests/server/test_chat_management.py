@@ -131,15 +131,21 @@ async def test_a_malformed_chat_id_is_not_made(api: Api, chat_id: str) -> None:
     assert await api.json("GET", "/api/chats") == []
 
 
-async def test_another_users_chat_id_is_neither_joined_nor_made(
+async def test_another_users_chat_id_is_never_joined_and_is_answered_as_an_unused_one(
     api: Api, make_api: MakeApi
 ) -> None:
     bob = await make_api("bob")
     await bob.run_turn(NEW_CHAT, "bob's first words")
-    response = await api.stream(NEW_CHAT, "let me in")
-    assert response.status == 404
-    assert (await response.json())["error"]["code"] == "chat_not_found"
-    assert await api.json("GET", "/api/chats") == []
+    events = await api.run_turn(NEW_CHAT, "let me in")
+    assert events[-1]["type"] == "done", "a new chat of alice's own, as for a name nobody has"
+    mine = await api.json("GET", f"/api/chats/{NEW_CHAT}")
+    assert [m["text"] for m in mine["messages"] if m["role"] == "user"] == ["let me in"]
+    assert [c["id"] for c in await api.json("GET", "/api/chats")] == [NEW_CHAT]
+    theirs = await bob.json("GET", f"/api/chats/{NEW_CHAT}")
+    assert [m["text"] for m in theirs["messages"] if m["role"] == "user"] == ["bob's first words"]
+    run = await api.run(events[-1]["runId"])
+    assert run["chatId"] == NEW_CHAT, "each user sees the chat by their own name for it"
+    await api.json("DELETE", f"/api/chats/{NEW_CHAT}", expect=204)
     assert len((await bob.json("GET", f"/api/chats/{NEW_CHAT}"))["messages"]) == 2
 
 

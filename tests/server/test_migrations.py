@@ -14,6 +14,7 @@ from server import migrations
 from server.db import SqliteDatabase
 from server.migrations import head_revision
 from server.runs.log import load_frames, run_row
+from server.turns import chat_of
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -67,6 +68,10 @@ async def test_an_older_database_is_migrated_and_its_runs_keyed_per_user(tmp_pat
         old.executescript(FIRST_SCHEMA)
         old.execute("INSERT INTO users VALUES ('usr_a', 'ana', 0)")
         old.execute(
+            "INSERT INTO chats (id, user_id, title, created_at, updated_at)"
+            " VALUES ('c1', 'usr_a', 'Old', 0, 0)"
+        )
+        old.execute(
             "INSERT INTO runs (id, user_id, chat_id, message_id, user_message_id, attempt,"
             " kind, status, created_at) VALUES ('run_1', 'usr_a', 'c1', 'm1', 'u1', 1,"
             " 'demo', 'completed', 0)"
@@ -83,6 +88,7 @@ async def test_an_older_database_is_migrated_and_its_runs_keyed_per_user(tmp_pat
         assert [frame.seq for frame in await load_frames(db, row["id"], 0)] == [1]
         found = await db.one("SELECT password_hash FROM users WHERE id = 'usr_a'")
         assert found is not None and found["password_hash"] is None
+        assert (await chat_of(db, "usr_a", "c1"))["id"] == "c1", "named by its old id"
     finally:
         await db.close()
     reopened = SqliteDatabase(str(path))  # NOTE: a second start changes nothing

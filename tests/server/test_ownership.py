@@ -8,7 +8,7 @@ import pytest
 from aiohttp.test_utils import TestServer
 
 from tests.server.conftest import MakeApi, live_run, services_of
-from tests.server.helpers import Api, read_events
+from tests.server.helpers import Api, events_of, read_events
 
 
 @pytest.fixture
@@ -55,11 +55,15 @@ async def test_another_users_chat_or_run_is_answered_as_an_id_nobody_has_used(
     assert (await api.json("GET", f"/api/chats/{chat_id}"))["messages"]
 
 
-async def test_streaming_into_another_users_chat_is_404(api: Api, bob: Api) -> None:
-    chat_id = await api.new_chat()
-    response = await bob.stream(chat_id)
-    assert response.status == 404
-    assert (await response.json())["error"]["code"] == "chat_not_found"
+async def test_streaming_into_another_users_chat_makes_the_askers_own(api: Api, bob: Api) -> None:
+    chat_id = "chat_alice_named_this"
+    await api.run_turn(chat_id, "alice's words")
+    theirs = await bob.stream(chat_id, "bob's words")
+    unused = await bob.stream("chat_nobody_named_this", "bob's words")
+    assert (theirs.status, unused.status) == (200, 200)
+    assert [e["type"] for e in events_of(await theirs.read())][-1] == "done"
+    alice_chat = await api.json("GET", f"/api/chats/{chat_id}")
+    assert [m["text"] for m in alice_chat["messages"] if m["role"] == "user"] == ["alice's words"]
 
 
 async def test_regenerating_another_users_run_is_404(api: Api, bob: Api) -> None:
