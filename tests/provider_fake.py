@@ -44,7 +44,8 @@ def split_events(data: bytes) -> list[bytes]:
 
 @dataclass(frozen=True)
 class Reply:
-    """One answer: a native stream (``status`` 200) or an error status with a JSON body."""
+    """One answer: a native stream (``status`` 200), or a JSON body (an error status, or a 200
+    that is not a stream, as local servers answer some errors)."""
 
     stream: bytes = b""
     status: int = 200
@@ -109,7 +110,7 @@ class FakeProvider:
             self.requests.append(Seen(kind, request.path_qs, dict(request.headers), body))
             reply = self._next(kind, body)
             await asyncio.sleep(reply.wait_s)
-            if reply.status != 200:
+            if reply.status != 200 or reply.json is not None:  # NOTE: a JSON 200 too
                 return web.json_response(reply.json, status=reply.status, headers=reply.headers)
             return await self._stream(request, reply)
 

@@ -4,11 +4,20 @@ The dialect of local model servers (Ollama, llama.cpp, vLLM, LM Studio) and many
 
     delta.reasoning_content / delta.reasoning   thinking_start (once per run of reasoning), thinking
     delta.content                               text
-    delta.tool_calls[i] (by ``index``)          tool_call_started (first fragment: id, name),
+    delta.refusal                               text (the words stay visible), then the answer
+                                                ends ``provider_refused`` whatever its finish
+    delta.tool_calls[i] (by ``id``, else by     tool_call_started once the name is known (the
+        ``index``)                              arguments before it held back), then
                                                 tool_call_arguments_delta (JSON text fragments)
-    finish_reason                               every pending call completed; the completion
-        stop / unknown → stop, length → length, tool_calls → tool_use, content_filter → refused
+    delta.function_call (legacy)                one tool call, the same way
+    finish_reason (:data:`FINISHES`)            every pending call completed; the completion:
+        stop → stop, length → length, tool_calls / function_call → tool_use,
+        content_filter → refused; any other (vLLM's ``abort``, ``error``) → provider_error,
+        never a complete answer
     the usage chunk (``choices == []``)         usage (asked for with ``include_usage``)
+
+A 200 answer that is not an event stream (a local server's ``{"error": {"message": …}}``) is
+``provider_error`` with the server's message.
 
 # NOTE: the usage chunk comes *after* the finish_reason chunk, so the call ends when the stream
 # does; a stream that breaks after finish_reason is still complete (only its usage is lost).
@@ -17,7 +26,7 @@ The dialect of local model servers (Ollama, llama.cpp, vLLM, LM Studio) and many
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from server.providers.base import (
     AssistantMessage,
@@ -40,11 +49,18 @@ from server.providers.common import (
     thinking,
     thinking_start,
 )
-from server.providers.openai_common import classify, make_client
+from server.providers.openai_common import classify, make_client, refuse_non_stream
 from server.providers.settings import ProviderSettings
 
 NAME = "the OpenAI-compatible server"
-_STOPS: dict[str, CallStop] = {"stop": "stop", "length": "length", "tool_calls": "tool_use"}
+FINISHES: dict[str, CallStop | Literal["refused"]] = {
+    "stop": "stop",
+    "length": "length",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",  # NOTE: the legacy single call
+    "content_filter": "refused",
+}
+"""Every finish reason this adapter knows; any other ends the answer as an error."""
 REASONING_FIELDS = ("reasoning_content", "reasoning")
 JsonObject = dict[str, Any]
 
@@ -67,6 +83,7 @@ class ChatAdapter(SdkAdapter):
     async def request(self, call: ModelCall) -> Opened:
         body = request_body(call, self.max_tokens_field)
         stream = await self.client.chat.completions.create(**body, stream=True)
+        await refuse_non_stream(NAME, stream)
         return Opened(aiter(stream), stream.close)
 
     def translation(self) -> _Translation:
@@ -149,12 +166,16 @@ def _tool(output: ToolOutput) -> JsonObject:
 
 
 class _Translation(ReadToEnd):
-    """The state of one streamed completion: pending calls by index, reasoning, finish, usage."""
+    """The state of one streamed completion: pending calls (by id, else by index), reasoning,
+    a refusal, the finish, usage."""
 
     def __init__(self) -> None:
-        self.calls: dict[int, PendingCall] = {}
+        self.calls: list[PendingCall] = []  # in the order they began
+        self.at_index: dict[int | str, PendingCall] = {}  # the call each index now feeds
+        self.announced: set[str] = set()  # ids whose tool_call_started was sent
+        self.given: set[str] = set()  # ids the server gave (not made up here)
         self.reasoning = False
-        self.completed = 0
+        self.refusal: list[str] = []
         self.usage: Usage | None = None
 
     def on(self, chunk: Any) -> list[StreamItem]:
@@ -179,39 +200,74 @@ class _Translation(ReadToEnd):
                 items.append(thinking_start())
                 self.reasoning = True
             items.append(thinking(reasoning))
-        if delta.content:
-            self.reasoning = False
-            items.append(text(delta.content))
+        for words in (delta.content, getattr(delta, "refusal", None)):
+            if isinstance(words, str) and words:
+                self.reasoning = False
+                items.append(text(words))
+        if isinstance(getattr(delta, "refusal", None), str):
+            self.refusal.append(delta.refusal)
         for fragment in delta.tool_calls or []:
-            items += self._tool_fragment(fragment)
+            function = fragment.function
+            items += self._tool_fragment(fragment.index, fragment.id, function)
+        legacy = getattr(delta, "function_call", None)
+        if legacy is not None:
+            items += self._tool_fragment("function_call", None, legacy)
         return items
 
-    def _tool_fragment(self, fragment: Any) -> list[StreamItem]:
-        function = fragment.function
+    def _tool_fragment(
+        self, index: int | str, call_id: str | None, function: Any
+    ) -> list[StreamItem]:
         name = (function.name if function else None) or ""
-        call = self.calls.get(fragment.index)
-        items: list[StreamItem] = []
-        if call is None:
-            call = PendingCall(fragment.id or f"call_{len(self.calls) + 1}", name)
-            self.calls[fragment.index] = call
-            items.append(call.started())
+        call = self.at_index.get(index)
+        if call is None or (call_id and call_id != call.call_id and call.call_id in self.given):
+            # NOTE: a new call, even at an index already used (some servers send every whole
+            # call with index 0): two ids are two calls, never one with joined arguments
+            call = PendingCall(call_id or f"call_{len(self.calls) + 1}", name)
+            self.calls.append(call)
+            self.at_index[index] = call
+            if call_id:
+                self.given.add(call_id)
         elif name and not call.name:
             call.name = name
-        if function is not None and function.arguments:
-            items.append(call.delta(function.arguments))
+        arguments = (function.arguments if function is not None else None) or ""
+        return self._announce_or_hold(call, arguments)
+
+    def _announce_or_hold(self, call: PendingCall, arguments: str) -> list[StreamItem]:
+        """``tool_call_started`` once the name is known, with the arguments held until then."""
+        if not call.name:
+            call.fragments.append(arguments)  # NOTE: held: no event names a call without a name
+            return []
+        items: list[StreamItem] = []
+        if call.call_id not in self.announced:
+            self.announced.add(call.call_id)
+            items.append(call.started())
+            held = call.arguments_text
+            if held:
+                call.fragments.clear()
+                items.append(call.delta(held))
+        if arguments:
+            items.append(call.delta(arguments))
         return items
 
     def _finish(self, reason: str) -> list[StreamItem]:
-        if reason == "content_filter":
-            raise ProviderFailure("provider_refused", f"{NAME} stopped the answer (content_filter)")
+        known = FINISHES.get(reason)
+        if known is None:
+            raise ProviderFailure(
+                "provider_error",
+                f"{NAME} ended the answer with finish reason {reason!r}: it may be incomplete",
+            )
+        if known == "refused" or self.refusal:
+            why = "".join(self.refusal).strip() or f"finish reason {reason}"
+            raise ProviderFailure("provider_refused", f"{NAME} declined to answer: {why}")
+        nameless = [call.call_id for call in self.calls if not call.name]
+        if nameless:
+            raise ProviderFailure("provider_error", f"{NAME} sent a tool call without a name")
         self.finish = reason
-        completed: list[StreamItem] = [self.calls[i].completed() for i in sorted(self.calls)]
-        self.completed += len(completed)
-        self.calls.clear()
-        return completed
+        return [call.completed() for call in self.calls]
 
     def end(self) -> CallEnd:
-        stop = _STOPS.get(self.finish or "stop", "stop")
-        if self.completed and stop == "stop":
+        stop = FINISHES.get(self.finish or "stop", "stop")
+        assert stop != "refused"
+        if self.calls and stop == "stop":
             stop = "tool_use"  # NOTE: some servers say "stop" after tool calls.
         return CallEnd(stop, self.usage)

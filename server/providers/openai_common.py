@@ -5,11 +5,16 @@ APITimeoutError           no response / a stall longer than the read timeout
 APIConnectionError        cannot connect, or the connection broke mid-stream
 APIError (other)          an ``{"error": …}`` object in the stream (the SDK raises it)
 json.JSONDecodeError      a malformed data line (the SDK lets it through unwrapped)
+
+A 200 answer that is not ``text/event-stream`` (local servers answer ``{"error": …}`` so) is
+read whole and refused with its message (:func:`refuse_non_stream`): the SDK would find no event
+in it and the answer would end as if the connection broke.
 """
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import httpx2
 import openai
@@ -58,3 +63,31 @@ def _message(error: openai.APIError) -> str:
         code = body.get("code") or body.get("type")
         return f"{body['message']} ({code})" if code else str(body["message"])
     return error.message
+
+
+async def refuse_non_stream(name: str, stream: Any) -> None:
+    """Raise ``provider_error`` with the server's words when its answer is not an event stream."""
+    response = stream.response
+    kind = response.headers.get("content-type", "")
+    if not kind or "text/event-stream" in kind:
+        return
+    body = await response.aread()
+    await stream.close()
+    raise ProviderFailure(
+        "provider_error", f"{name} answered without a stream: {error_words(body, kind)}"
+    )
+
+
+def error_words(body: bytes, kind: str) -> str:
+    """The message of an ``{"error": {"message"}}`` (or ``{"error": "…"}``) body, else its start."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        data = None
+    error = data.get("error") if isinstance(data, dict) else None
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return str(error["message"])
+    if isinstance(error, str):
+        return error
+    start = body[:200].decode("utf-8", "replace").strip()
+    return f"{kind or 'no content type'}: {start}" if start else f"an empty {kind} body"

@@ -104,6 +104,26 @@ CASES: list[Any] = [
         Expected(CUT, text="Hi", end=("error", "provider_error")),
         id="chat-malformed-json",
     ),
+    pytest.param(
+        "openai-chat",
+        "abort",
+        Expected(CUT, text="The Amazon is the largest river", end=("error", "provider_error")),
+        id="chat-vllm-abort-is-never-complete",
+    ),
+    pytest.param(
+        "openai-chat",
+        "finish_error",
+        Expected(CUT, text="Half of", end=("error", "provider_error")),
+        id="chat-finish-reason-error",
+    ),
+    pytest.param(
+        "openai-chat",
+        "refusal",
+        Expected(
+            CUT, text="I'm sorry, but I can't assist with that.", end=("error", "provider_refused")
+        ),
+        id="chat-refusal-words-kept-and-refused",
+    ),
     # --- OpenAI Responses -------------------------------------------------------------------
     pytest.param(
         "openai-responses",
@@ -520,3 +540,85 @@ async def test_anthropic_thinking_signature_is_replayed_in_the_tool_loop(
         {"type": "thinking", "thinking": "Use the calculator.", "signature": "c2lnbmF0dXJl"},
         {"type": "tool_use", "id": "toolu_1", "name": "calculator", "input": {"expression": "3*3"}},
     ]
+
+
+# --- Chat Completions edges: calls by id, a late name, the legacy call, a JSON 200 ------------
+
+CHAT_TOOL_EDGES = [
+    pytest.param(
+        "two_calls_index_0",
+        [
+            ("call_k2x9a1", '{"expression":"1+1"}', {"expression": "1+1", "result": 2}),
+            ("call_p7q3m0", '{"expression":"2+2"}', {"expression": "2+2", "result": 4}),
+        ],
+        id="two-whole-calls-both-index-0-are-two-calls",
+    ),
+    pytest.param(
+        "late_name",
+        [("call_latename01", '{"expression":"3*3"}', {"expression": "3*3", "result": 9})],
+        id="started-only-once-the-name-is-known",
+    ),
+    pytest.param(
+        "legacy_function_call",
+        [("call_1", '{"expression":"6 * 7"}', {"expression": "6 * 7", "result": 42})],
+        id="legacy-function-call-is-a-call",
+    ),
+]
+
+
+@pytest.mark.parametrize(("fixture", "calls"), CHAT_TOOL_EDGES)
+async def test_chat_tool_calls_are_told_apart_by_id_and_named_when_they_start(
+    fake: FakeEndpoint,
+    model_api: ModelApi,
+    fixture: str,
+    calls: list[tuple[str, str, JsonObject]],
+) -> None:
+    api = await model_api("openai-chat")
+    fake.provider.queue(
+        "openai-chat", Reply.fixture("openai-chat", fixture), Reply.fixture("openai-chat", "text")
+    )
+    events = await api.run_turn(await api.new_chat(), "compute", runId="run_e", toolIntent=True)
+    assert_valid_run_stream(events, "run_e")
+    started = [e for e in events if e["type"] == "tool_call_started"]
+    assert [(e["toolCallId"], e["toolName"]) for e in started] == [
+        (call_id, "calculator") for call_id, _, _ in calls
+    ]
+    for call_id, arguments_text, result in calls:
+        mine = [e for e in events if e.get("toolCallId") == call_id]
+        assert shape(mine) == CALL[1:]
+        assert joined(mine, "tool_call_arguments_delta", "delta") == arguments_text
+        assert mine[-1]["result"] == result
+    assert events[-1]["stopReason"] == "stop"
+    second = fake.provider.bodies("openai-chat")[1]
+    sent = next(m for m in second["messages"] if m.get("tool_calls"))
+    assert [c["id"] for c in sent["tool_calls"]] == [call_id for call_id, _, _ in calls]
+
+
+async def test_an_unknown_finish_reason_is_an_error_that_names_it(
+    fake: FakeEndpoint, model_api: ModelApi
+) -> None:
+    api = await model_api("openai-chat")
+    fake.provider.queue("openai-chat", Reply.fixture("openai-chat", "abort"))
+    events = await api.run_turn(await api.new_chat(), "hello", runId="run_abort")
+    assert events[-1]["code"] == "provider_error" and "'abort'" in events[-1]["error"]
+    chat = await api.json("GET", f"/api/chats/{(await api.run('run_abort'))['chatId']}")
+    answer = chat["messages"][-1]
+    assert (answer["status"], answer["text"]) == ("failed", "The Amazon is the largest river")
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        pytest.param({"error": {"message": "model not loaded"}}, "model not loaded", id="object"),
+        pytest.param({"error": "no slot available"}, "no slot available", id="string"),
+    ],
+)
+async def test_a_200_that_is_not_an_event_stream_is_an_error_with_the_servers_words(
+    fake: FakeEndpoint, model_api: ModelApi, body: JsonObject, words: str
+) -> None:
+    api = await model_api("openai-chat")
+    fake.provider.queue("openai-chat", Reply.error(200, body))
+    response = await api.stream(await api.new_chat(), "hello")
+    error = (await response.json())["error"]
+    assert (response.status, error["code"]) == (502, "provider_error")
+    assert words in error["message"]
