@@ -51,6 +51,7 @@ from server.providers.base import (
     ToolOutput,
     open_stream,
 )
+from server.providers.common import retry_after_header
 from server.runs.registry import Endings
 from server.tools import ToolOutcome, run_tool
 
@@ -253,7 +254,8 @@ def error_event(failure: ProviderFailure, *, before_stream: bool) -> StreamEvent
 def pre_stream_error(failure: ProviderFailure) -> ApiError:
     """The HTTP answer to a model call refused before anything streamed."""
     if failure.code in ("provider_unavailable", "provider_timeout"):
-        headers = {"Retry-After": f"{failure.retry_after:g}"} if failure.retry_after else None
+        wait = failure.retry_after
+        headers = {"Retry-After": retry_after_header(wait)} if wait else None
         return ApiError(503, "model_unavailable", failure.message, headers)
     return ApiError(502, failure.code, failure.message)
 

@@ -3,8 +3,11 @@ network failures read."""
 
 from __future__ import annotations
 
+import email.utils
 import json
+import math
 import re
+import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -53,17 +56,38 @@ def safe_id(call_id: str) -> str:
     return _SAFE_ID.sub("_", call_id) or "call"
 
 
-def retry_after(headers: Mapping[str, str] | None) -> float | None:
-    """Seconds from ``retry-after-ms`` or ``retry-after`` (delta seconds only)."""
+def retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
+    """Seconds to wait, from ``retry-after-ms``, or ``retry-after`` in delta seconds or as an
+    HTTP-date (RFC 9110 §10.2.3); ``None`` when neither says anything usable."""
     if not headers:
         return None
-    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        raw = (headers.get(name) or "").strip()
-        try:
-            return max(float(raw) / scale, 0.0)
-        except ValueError:
-            continue
-    return None
+    milliseconds = _number(headers.get("retry-after-ms"))
+    if milliseconds is not None:
+        return milliseconds / 1000
+    raw = (headers.get("retry-after") or "").strip()
+    seconds = _number(raw)
+    if seconds is not None or not raw:
+        return seconds
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None  # NOTE: an HTTP-date is always GMT; one without a zone is not one
+    return max(when.timestamp() - (time.time() if now is None else now), 0.0)
+
+
+def _number(raw: str | None) -> float | None:
+    try:
+        value = float((raw or "").strip())
+    except ValueError:
+        return None
+    return max(value, 0.0) if math.isfinite(value) else None
+
+
+def retry_after_header(seconds: float) -> str:
+    """``Retry-After`` for a wait of ``seconds``: whole delta seconds, rounded up (at least 1)."""
+    return str(max(math.ceil(seconds), 1))
 
 
 def http_failure(
