@@ -54,7 +54,7 @@ from server.providers.settings import ProviderSettings
 
 NAME = "Anthropic"
 THINKING_BUDGET = {"low": 2048, "medium": 8192, "high": 16384}
-_STOPS: dict[str, CallStop] = {
+_STOPS: dict[str, CallStop] = {  # NOTE: every stop reason known; ``refusal`` is refused
     "end_turn": "stop",
     "stop_sequence": "stop",
     "pause_turn": "stop",
@@ -294,8 +294,13 @@ class _Translation:
                 "provider_refused",
                 f"{NAME} declined to answer (refusal{': ' + why if why else ''})",
             )
+        if reason is not None and reason not in _STOPS:
+            raise ProviderFailure(
+                "provider_error",
+                f"{NAME} ended the answer with stop reason {reason!r}: it may be incomplete",
+            )
         if reason is not None:
-            self.stop = _STOPS.get(reason, "stop")
+            self.stop = _STOPS[reason]
 
     def _native(self) -> list[JsonObject]:
         """The assistant content to send back in the tool loop (thinking signatures kept)."""

@@ -190,15 +190,22 @@ class SdkAdapter:
 
 class ReadToEnd:
     """A translation for streams whose usage follows the completion signal: read to the end;
-    a break after the completion signal loses only what followed it."""
+    a break after the completion signal loses only what followed it.
+
+    A chunk that ends the answer as a failure (an unknown finish, a refusal) may carry its
+    last words too: ``on`` sets :attr:`failed` and returns them, and they are sent first.
+    """
 
     finish: str | None = None
+    failed: ProviderFailure | None = None
 
     async def run(self, events: AsyncIterator[Any]) -> AsyncIterator[StreamItem]:
         try:
             async for chunk in events:
                 for item in self.on(chunk):
                     yield item
+                if self.failed is not None:
+                    raise self.failed
         except Exception:
             if self.finish is None:
                 raise

@@ -335,11 +335,19 @@ class _Translation(ReadToEnd):
         )
 
     def _finish(self, reason: str) -> None:
+        """The answer's end; a failure is raised after this chunk's parts are sent."""
         if reason in REFUSED:
-            raise ProviderFailure("provider_refused", f"{NAME} stopped the answer ({reason})")
-        if reason not in ("STOP", "MAX_TOKENS", "FINISH_REASON_UNSPECIFIED"):
-            raise ProviderFailure("provider_error", f"{NAME} stopped the answer ({reason})")
-        self.finish = reason
+            self.failed = ProviderFailure(
+                "provider_refused", f"{NAME} stopped the answer ({reason})"
+            )
+        elif reason not in ("STOP", "MAX_TOKENS"):
+            # NOTE: FINISH_REASON_UNSPECIFIED and any reason not known here (OTHER, …) are not
+            # a complete answer
+            self.failed = ProviderFailure(
+                "provider_error", f"{NAME} ended the answer with finish reason {reason}"
+            )
+        else:
+            self.finish = reason
 
     def end(self) -> CallEnd:
         if self.finish == "MAX_TOKENS":

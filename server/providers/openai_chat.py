@@ -189,7 +189,7 @@ class _Translation(ReadToEnd):
             if choice.delta is not None:
                 items += self._delta(choice.delta)
             if choice.finish_reason is not None and self.finish is None:
-                items += self._finish(choice.finish_reason)
+                items += self._finish(choice.finish_reason)  # NOTE: after this chunk's words
         return items
 
     def _delta(self, delta: Any) -> list[StreamItem]:
@@ -250,20 +250,25 @@ class _Translation(ReadToEnd):
         return items
 
     def _finish(self, reason: str) -> list[StreamItem]:
+        self.failed = self._failure(reason)
+        if self.failed is not None:
+            return []
+        self.finish = reason
+        return [call.completed() for call in self.calls]
+
+    def _failure(self, reason: str) -> ProviderFailure | None:
         known = FINISHES.get(reason)
         if known is None:
-            raise ProviderFailure(
+            return ProviderFailure(
                 "provider_error",
                 f"{NAME} ended the answer with finish reason {reason!r}: it may be incomplete",
             )
         if known == "refused" or self.refusal:
             why = "".join(self.refusal).strip() or f"finish reason {reason}"
-            raise ProviderFailure("provider_refused", f"{NAME} declined to answer: {why}")
-        nameless = [call.call_id for call in self.calls if not call.name]
-        if nameless:
-            raise ProviderFailure("provider_error", f"{NAME} sent a tool call without a name")
-        self.finish = reason
-        return [call.completed() for call in self.calls]
+            return ProviderFailure("provider_refused", f"{NAME} declined to answer: {why}")
+        if any(not call.name for call in self.calls):
+            return ProviderFailure("provider_error", f"{NAME} sent a tool call without a name")
+        return None
 
     def end(self) -> CallEnd:
         stop = FINISHES.get(self.finish or "stop", "stop")

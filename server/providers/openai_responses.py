@@ -3,13 +3,18 @@
     response.output_item.added  function_call     tool_call_started (id ``<call_id>|<item_id>``)
     response.reasoning_summary_part.added          thinking_start (one block per summary part)
     response.reasoning_summary_text.delta          thinking
-    response.output_text.delta / refusal.delta     text (a refusal inside an answer is its text)
+    response.reasoning_text.delta                  thinking (raw reasoning: gpt-oss on vLLM,
+                                                   llama.cpp, Ollama), a block per item
+    response.output_text.delta                     text
+    response.refusal.delta                         text (the words stay visible), and the
+                                                   answer ends provider_refused
     response.function_call_arguments.delta         tool_call_arguments_delta
     response.function_call_arguments.done          (the whole text, when no delta came) and
     / response.output_item.done                    tool_call_completed
     response.completed                             CallEnd(stop, or tool_use after calls)
     response.incomplete  max_output_tokens         CallEnd(length)
                          content_filter            provider_refused
+                         any other reason          provider_error (never a complete answer)
     response.failed / error                        provider_error
 
 # NOTE: iteration only ends when the HTTP body ends, not at ``response.completed``: the
@@ -148,6 +153,8 @@ class _Translation:
     def __init__(self) -> None:
         self.calls: dict[str, PendingCall] = {}
         self.completed = 0
+        self.reasoning_item: str | None = None  # the item whose raw reasoning is streaming
+        self.refusal: list[str] = []
 
     async def run(self, events: AsyncIterator[Any]) -> AsyncIterator[StreamItem]:
         async for event in events:
@@ -169,7 +176,12 @@ class _Translation:
             return [thinking_start()]
         if kind == "response.reasoning_summary_text.delta" and event.delta:
             return [thinking(event.delta)]
-        if kind in ("response.output_text.delta", "response.refusal.delta") and event.delta:
+        if kind == "response.reasoning_text.delta" and event.delta:
+            return self._reasoning(event.item_id, event.delta)
+        if kind == "response.refusal.delta" and event.delta:
+            self.refusal.append(event.delta)
+            return [text(event.delta)]
+        if kind == "response.output_text.delta" and event.delta:
             return [text(event.delta)]
         if kind == "response.function_call_arguments.delta" and event.delta:
             pending = self.calls.get(event.item_id)
@@ -179,6 +191,12 @@ class _Translation:
         if kind == "response.output_item.done" and event.item.type == "function_call":
             return self._complete(event.item.id, event.item.arguments)
         return []
+
+    def _reasoning(self, item_id: str, delta: str) -> list[StreamItem]:
+        """A raw reasoning delta; a new reasoning item opens a thinking block of its own."""
+        opened = [] if item_id == self.reasoning_item else [thinking_start()]
+        self.reasoning_item = item_id
+        return [*opened, thinking(delta)]
 
     def _complete(self, item_id: str, arguments: str | None) -> list[StreamItem]:
         call = self.calls.pop(item_id, None)
@@ -193,11 +211,18 @@ class _Translation:
     def _end(self, kind: str, response: Any) -> CallEnd:
         usage = response.usage
         tokens = Usage(usage.input_tokens, usage.output_tokens) if usage is not None else None
+        if self.refusal:
+            why = "".join(self.refusal).strip()
+            raise ProviderFailure("provider_refused", f"{NAME} declined to answer: {why}")
         if kind == "response.incomplete":
             reason = getattr(response.incomplete_details, "reason", None)
             if reason == "content_filter":
                 raise ProviderFailure(
                     "provider_refused", f"{NAME} stopped the answer (content_filter)"
+                )
+            if reason != "max_output_tokens":
+                raise ProviderFailure(
+                    "provider_error", f"{NAME} left the answer incomplete ({reason or 'no reason'})"
                 )
             return CallEnd("length", tokens)
         return CallEnd("tool_use" if self.completed else "stop", tokens)

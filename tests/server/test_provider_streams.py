@@ -107,7 +107,9 @@ CASES: list[Any] = [
     pytest.param(
         "openai-chat",
         "abort",
-        Expected(CUT, text="The Amazon is the largest river", end=("error", "provider_error")),
+        Expected(
+            CUT, text="The Amazon is the largest river on Earth", end=("error", "provider_error")
+        ),
         id="chat-vllm-abort-is-never-complete",
     ),
     pytest.param(
@@ -145,8 +147,27 @@ CASES: list[Any] = [
     pytest.param(
         "openai-responses",
         "refusal",
-        Expected(TEXT, text="I'm sorry, but I can't help with that.", used_tokens=41),
-        id="responses-refusal-content-is-text",
+        Expected(
+            CUT, text="I'm sorry, but I can't help with that.", end=("error", "provider_refused")
+        ),
+        id="responses-refusal-words-kept-and-refused",
+    ),
+    pytest.param(
+        "openai-responses",
+        "reasoning_text",
+        Expected(
+            THINK,
+            text="6 \u00d7 7 = 42.",
+            thinking="The user asks for 6 times 7. That is 42.",
+            used_tokens=104,
+        ),
+        id="responses-raw-reasoning-text-gpt-oss",
+    ),
+    pytest.param(
+        "openai-responses",
+        "incomplete_other",
+        Expected(CUT, text="Once upon a time, in a land", end=("error", "provider_error")),
+        id="responses-incomplete-for-another-reason",
     ),
     pytest.param(
         "openai-responses",
@@ -227,6 +248,14 @@ CASES: list[Any] = [
     ),
     pytest.param(
         "anthropic",
+        "unknown_stop",
+        Expected(
+            CUT, text="Once upon a time, in a land far away, there", end=("error", "provider_error")
+        ),
+        id="anthropic-unknown-stop-reason",
+    ),
+    pytest.param(
+        "anthropic",
         "error_event",
         Expected(CUT, text="Let me think about this", end=("error", "provider_error")),
         id="anthropic-error-event",
@@ -272,6 +301,16 @@ CASES: list[Any] = [
             used_tokens=23,
         ),
         id="gemini-max-tokens",
+    ),
+    pytest.param(
+        "google",
+        "other",
+        Expected(
+            CUT,
+            text="Once upon a time, in a kingdom by the sea, there lived a",
+            end=("error", "provider_error"),
+        ),
+        id="gemini-finish-reason-other",
     ),
     pytest.param(
         "google",
@@ -603,7 +642,10 @@ async def test_an_unknown_finish_reason_is_an_error_that_names_it(
     assert events[-1]["code"] == "provider_error" and "'abort'" in events[-1]["error"]
     chat = await api.json("GET", f"/api/chats/{(await api.run('run_abort'))['chatId']}")
     answer = chat["messages"][-1]
-    assert (answer["status"], answer["text"]) == ("failed", "The Amazon is the largest river")
+    assert (answer["status"], answer["text"]) == (
+        "failed",
+        "The Amazon is the largest river on Earth",
+    )
 
 
 @pytest.mark.parametrize(
