@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -47,6 +47,7 @@ from server.providers.base import (
     ModelCall,
     ModelStream,
     ProviderFailure,
+    StepRecord,
     ToolCall,
     ToolOutput,
     open_stream,
@@ -68,6 +69,9 @@ class ModelTurn:
     message_id: str
     max_model_calls: int = 8
     previous_model_label: str | None = None
+    # NOTE: called with each model call's record once the call ended (persisted with the
+    # answer, so the next turn can send the provider what it needs: server/conversation.py)
+    keep_step: Callable[[StepRecord], Awaitable[None]] | None = None
 
 
 class ToolCallIds:
@@ -119,6 +123,10 @@ class Step:
     def message(self, native: Any) -> AssistantMessage:
         return AssistantMessage("".join(self.text), tuple(self.calls), native)
 
+    def stored(self, source: str, native: Any) -> StepRecord:
+        calls = tuple((call.id, call.wire_id) for call in self.calls)
+        return StepRecord(source, "".join(self.text), calls, native)
+
 
 def endings(turn: ModelTurn) -> Endings:
     """How a model's answer that is stopped or breaks ends."""
@@ -158,6 +166,8 @@ async def _loop(turn: ModelTurn, stream: ModelStream) -> AsyncIterator[StreamEve
         finally:
             await stream.aclose()  # NOTE: idempotent; covers leaving the loop by any exit.
         assert end is not None  # NOTE: ModelStream.items() raises unless it ended with one.
+        if turn.keep_step is not None:
+            await turn.keep_step(step.stored(turn.model.info.id, end.native))
         runs_tools = end.stop == "tool_use" and bool(step.calls) and number < turn.max_model_calls
         outputs: list[ToolOutput] = []
         for call in step.calls:

@@ -94,9 +94,45 @@ class AssistantMessage:
 
     text: str
     tool_calls: tuple[ToolCall, ...] = ()
-    # NOTE: opaque blocks of the adapter that produced this step in the current turn (thinking
-    # signatures, Gemini thought signatures); ``None`` for history read back from the database.
+    # NOTE: JSON of the adapter that produced this step (Anthropic's signed thinking blocks,
+    # Gemini's parts with thought signatures, Responses reasoning items, a Chat Completions
+    # server's reasoning): given only to the same model, in the tool loop and from storage.
     native: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class StepRecord:
+    """One model call of an answer as stored (``messages.steps``): enough to send it back.
+
+    ``calls`` pairs each tool call's id in the run with the id its provider gave it.
+    """
+
+    source: str  # the Riacho model id that made it
+    text: str
+    calls: tuple[tuple[str, str], ...] = ()
+    native: Any = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "text": self.text,
+            "calls": [{"id": run_id, "providerId": wire} for run_id, wire in self.calls],
+            "native": self.native,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> StepRecord | None:
+        """The record of stored JSON; ``None`` when it is not one (never raises)."""
+        if not isinstance(data, dict) or not isinstance(data.get("source"), str):
+            return None
+        calls = data.get("calls")
+        pairs = tuple(
+            (str(c["id"]), str(c.get("providerId") or c["id"]))
+            for c in (calls if isinstance(calls, list) else [])
+            if isinstance(c, dict) and isinstance(c.get("id"), str)
+        )
+        text = data.get("text")
+        return cls(data["source"], text if isinstance(text, str) else "", pairs, data.get("native"))
 
 
 @dataclass(frozen=True, slots=True)

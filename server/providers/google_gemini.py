@@ -245,7 +245,8 @@ def _parts(message: Message) -> tuple[str, list[types.Part]]:
 
 def _model_parts(message: AssistantMessage) -> list[types.Part]:
     if message.native is not None:
-        return list(message.native)  # NOTE: as received: thought signatures must come back.
+        # NOTE: as received (JSON of the parts): thought signatures must come back.
+        return [types.Part.model_validate(part) for part in message.native]
     parts = [types.Part.from_text(text=message.text)] if message.text else []
     parts += [
         types.Part(
@@ -350,9 +351,10 @@ class _Translation(ReadToEnd):
             self.finish = reason
 
     def end(self) -> CallEnd:
+        native = [part.model_dump(mode="json", exclude_none=True) for part in self.parts]
         if self.finish == "MAX_TOKENS":
-            return CallEnd("length", self.usage, self.parts)
-        return CallEnd("tool_use" if self.calls else "stop", self.usage, self.parts)
+            return CallEnd("length", self.usage, native)
+        return CallEnd("tool_use" if self.calls else "stop", self.usage, native)
 
 
 def _name(value: Any) -> str:

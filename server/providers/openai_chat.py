@@ -25,6 +25,7 @@ A 200 answer that is not an event stream (a local server's ``{"error": {"message
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any, Literal
 
@@ -102,7 +103,11 @@ class ChatAdapter(SdkAdapter):
 def request_body(call: ModelCall, max_tokens_field: str = "max_tokens") -> JsonObject:
     """The keyword arguments of ``chat.completions.create`` for one call."""
     messages: list[JsonObject] = [{"role": "system", "content": call.system}] if call.system else []
-    messages += [_message(message) for message in call.messages]
+    in_tool_turn = _in_tool_turns(call.messages)
+    messages += [
+        _message(message, with_reasoning=i in in_tool_turn)
+        for i, message in enumerate(call.messages)
+    ]
     body: JsonObject = {
         "model": call.model,
         "messages": messages,
@@ -126,7 +131,24 @@ def request_body(call: ModelCall, max_tokens_field: str = "max_tokens") -> JsonO
     return body
 
 
-def _message(message: Message) -> JsonObject:
+def _in_tool_turns(messages: tuple[Message, ...]) -> set[int]:
+    """Indexes of the assistant messages in a turn (from one user message to the next) that
+    called tools: DeepSeek's thinking mode refuses such a turn sent back without its reasoning
+    ("Missing `reasoning_content` field"); other turns go without it (older reasoners refuse
+    it there)."""
+    found: set[int] = set()
+    turn: list[tuple[int, AssistantMessage]] = []
+    for i, message in enumerate((*messages, UserMessage(""))):
+        if isinstance(message, UserMessage):
+            if any(step.tool_calls for _, step in turn):
+                found.update(j for j, _ in turn)
+            turn = []
+        elif isinstance(message, AssistantMessage):
+            turn.append((i, message))
+    return found
+
+
+def _message(message: Message, *, with_reasoning: bool = False) -> JsonObject:
     if isinstance(message, UserMessage):
         if not message.images:
             return {"role": "user", "content": message.text}
@@ -137,16 +159,19 @@ def _message(message: Message) -> JsonObject:
         ]
         return {"role": "user", "content": content}
     if isinstance(message, AssistantMessage):
-        return _assistant(message)
+        return _assistant(message, with_reasoning)
     return _tool(message)
 
 
-def _assistant(message: AssistantMessage) -> JsonObject:
+def _assistant(message: AssistantMessage, with_reasoning: bool) -> JsonObject:
     out: JsonObject = {"role": "assistant", "content": message.text or None}
+    native = message.native if isinstance(message.native, dict) else {}
+    if with_reasoning and native.get("field") in REASONING_FIELDS and native.get("text"):
+        out[native["field"]] = native["text"]  # NOTE: under the name it arrived in
     if message.tool_calls:
         out["tool_calls"] = [
             {
-                "id": call.wire_id,
+                "id": chat_call_id(call.wire_id),
                 "type": "function",
                 "function": {
                     "name": call.name,
@@ -159,7 +184,22 @@ def _assistant(message: AssistantMessage) -> JsonObject:
 
 
 def _tool(output: ToolOutput) -> JsonObject:
-    return {"role": "tool", "tool_call_id": output.call.wire_id, "content": output.output}
+    return {
+        "role": "tool",
+        "tool_call_id": chat_call_id(output.call.wire_id),
+        "content": output.output,
+    }
+
+
+MAX_CALL_ID = 40  # NOTE: OpenAI refuses longer tool call ids ("maximum length 40")
+
+
+def chat_call_id(call_id: str) -> str:
+    """A tool call id this API accepts: as it is, or (a longer one, made by another provider,
+    such as a Responses ``call|item`` pair) a stable short form of it."""
+    if len(call_id) <= MAX_CALL_ID:
+        return call_id
+    return "call_" + hashlib.sha256(call_id.encode()).hexdigest()[:32]
 
 
 # --- stream ----------------------------------------------------------------------------------
@@ -175,6 +215,8 @@ class _Translation(ReadToEnd):
         self.announced: set[str] = set()  # ids whose tool_call_started was sent
         self.given: set[str] = set()  # ids the server gave (not made up here)
         self.reasoning = False
+        self.reasoning_field: str | None = None  # the field the server sends reasoning in
+        self.reasoning_text: list[str] = []
         self.refusal: list[str] = []
         self.usage: Usage | None = None
 
@@ -194,11 +236,15 @@ class _Translation(ReadToEnd):
 
     def _delta(self, delta: Any) -> list[StreamItem]:
         items: list[StreamItem] = []
-        reasoning = next((r for f in REASONING_FIELDS if (r := getattr(delta, f, None))), None)
+        field, reasoning = next(
+            ((f, r) for f in REASONING_FIELDS if (r := getattr(delta, f, None))), (None, None)
+        )
         if isinstance(reasoning, str) and reasoning:
             if not self.reasoning:
                 items.append(thinking_start())
                 self.reasoning = True
+            self.reasoning_field = self.reasoning_field or field
+            self.reasoning_text.append(reasoning)
             items.append(thinking(reasoning))
         for words in (delta.content, getattr(delta, "refusal", None)):
             if isinstance(words, str) and words:
@@ -275,4 +321,7 @@ class _Translation(ReadToEnd):
         assert stop != "refused"
         if self.calls and stop == "stop":
             stop = "tool_use"  # NOTE: some servers say "stop" after tool calls.
-        return CallEnd(stop, self.usage)
+        native = None
+        if self.reasoning_field is not None:
+            native = {"field": self.reasoning_field, "text": "".join(self.reasoning_text)}
+        return CallEnd(stop, self.usage, native)

@@ -11,6 +11,7 @@
     response.function_call_arguments.delta         tool_call_arguments_delta
     response.function_call_arguments.done          (the whole text, when no delta came) and
     / response.output_item.done                    tool_call_completed
+    response.output_item.done                      kept: the items are sent back as they came
     response.completed                             CallEnd(stop, or tool_use after calls)
     response.incomplete  max_output_tokens         CallEnd(length)
                          content_filter            provider_refused
@@ -98,6 +99,8 @@ def request_body(call: ModelCall) -> JsonObject:
         ]
     if call.thinking:
         body["reasoning"] = {"effort": call.effort or "medium", "summary": "auto"}
+        # NOTE: so reasoning items can be sent back whole, whether or not responses are stored
+        body["include"] = ["reasoning.encrypted_content"]
     return body
 
 
@@ -114,6 +117,10 @@ def _items(message: Message) -> list[JsonObject]:
         ]
         return [{"role": "user", "content": content}]
     if isinstance(message, AssistantMessage):
+        if isinstance(message.native, list):
+            # NOTE: the output items as received: reasoning items (id, summary, encrypted
+            # content) must come back before their function calls, or the model loses them
+            return [dict(item) for item in message.native]
         items: list[JsonObject] = (
             [{"role": "assistant", "content": message.text}] if message.text else []
         )
@@ -155,6 +162,7 @@ class _Translation:
         self.completed = 0
         self.reasoning_item: str | None = None  # the item whose raw reasoning is streaming
         self.refusal: list[str] = []
+        self.output: list[JsonObject] = []  # every finished output item, to send back
 
     async def run(self, events: AsyncIterator[Any]) -> AsyncIterator[StreamItem]:
         async for event in events:
@@ -188,8 +196,10 @@ class _Translation:
             return [pending.delta(event.delta)] if pending else []
         if kind == "response.function_call_arguments.done":
             return self._complete(event.item_id, event.arguments)
-        if kind == "response.output_item.done" and event.item.type == "function_call":
-            return self._complete(event.item.id, event.item.arguments)
+        if kind == "response.output_item.done":
+            self.output.append(event.item.model_dump(mode="json", exclude_none=True))
+            if event.item.type == "function_call":
+                return self._complete(event.item.id, event.item.arguments)
         return []
 
     def _reasoning(self, item_id: str, delta: str) -> list[StreamItem]:
@@ -224,8 +234,8 @@ class _Translation:
                 raise ProviderFailure(
                     "provider_error", f"{NAME} left the answer incomplete ({reason or 'no reason'})"
                 )
-            return CallEnd("length", tokens)
-        return CallEnd("tool_use" if self.completed else "stop", tokens)
+            return CallEnd("length", tokens, self.output)
+        return CallEnd("tool_use" if self.completed else "stop", tokens, self.output)
 
 
 def _failure(kind: str, event: Any) -> ProviderFailure:

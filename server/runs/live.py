@@ -49,6 +49,7 @@ class RunTrace:
     generation_stopped_at: float | None = None
     appends_refused: int = 0
     status: str = "running"
+    history_notes: list[str] = field(default_factory=list)  # history not sent as stored
 
     def to_json(self) -> JsonObject:
         return {
@@ -65,6 +66,7 @@ class RunTrace:
             "generationStopped": self.generation_stopped_at is not None,
             "generationStoppedAt": self.generation_stopped_at,
             "appendsRefused": self.appends_refused,
+            "historyNotes": self.history_notes,
         }
 
 

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from app.state.parts import parts_from_json
-from server.conversation import assistant_messages, merge_user_runs
-from server.providers.base import AssistantMessage, ToolCall, ToolOutput, UserMessage
+from server.conversation import CLOSING_LINE, assistant_messages, merge_user_runs
+from server.providers.base import (
+    AssistantMessage,
+    StepRecord,
+    ToolCall,
+    ToolOutput,
+    UserMessage,
+)
 
 
 def _call(call_id: str, status: str = "done", result: Any = 4) -> dict[str, Any]:
@@ -82,3 +89,77 @@ def test_consecutive_user_messages_merge_their_text_and_images() -> None:
     b = UserMessage("second")
     reply = AssistantMessage("ok")
     assert merge_user_runs([a, b, reply, a]) == [UserMessage("first\n\nsecond"), reply, a]
+
+
+# --- stored model calls (messages.steps) ------------------------------------------------------
+
+SIGNED = [{"type": "thinking", "thinking": "add", "signature": "sig"}, {"type": "tool_use"}]
+
+
+def _records() -> list[StepRecord]:
+    return [
+        StepRecord("claude", "Let me add. ", (("c1", "toolu_1"),), SIGNED),
+        StepRecord("claude", "It is 4.", (), [{"type": "text", "text": "It is 4."}]),
+    ]
+
+
+def test_a_stored_step_goes_back_whole_to_the_model_that_made_it() -> None:
+    parts = parts_from_json([_text("Let me add. "), _call("c1"), _text("It is 4.")])
+    notes: list[str] = []
+    messages = assistant_messages(parts, True, _records(), "claude", notes)
+    call = ToolCall("c1", "calculator", {"expression": "2+2"}, '{"expression": "2+2"}', "toolu_1")
+    assert messages == [
+        AssistantMessage("Let me add. ", (call,), SIGNED),
+        ToolOutput(call, "4"),
+        AssistantMessage("It is 4.", (), [{"type": "text", "text": "It is 4."}]),
+    ]
+    assert notes == []
+
+
+@pytest.mark.parametrize(
+    ("parts", "source", "why"),
+    [
+        pytest.param(
+            [_text("Let me add. "), _call("c1"), _text("It is 4.")],
+            "gpt",
+            "another model",
+            id="another-model",
+        ),
+        pytest.param(
+            [_text("Let me add. "), _call("c1", status="running"), _text("It is 4.")],
+            "claude",
+            "a call without its result",
+            id="a-call-lost-its-result",
+        ),
+    ],
+)
+def test_a_stored_step_goes_plain_where_its_native_content_would_be_refused(
+    parts: list[dict[str, Any]], source: str, why: str
+) -> None:
+    notes: list[str] = []
+    messages = assistant_messages(parts_from_json(parts), True, _records(), source, notes)
+    first = messages[0]
+    assert isinstance(first, AssistantMessage) and first.native is None
+    assert first.tool_calls == () or source != "claude"
+    assert notes and all(why in note for note in notes)
+
+
+def test_a_step_cut_before_its_record_is_sent_from_its_parts_and_the_answer_closed() -> None:
+    parts = parts_from_json([_text("Let me add. "), _call("c1"), _text("Now I"), _call("c2")])
+    records = _records()[:1]
+    messages = assistant_messages(parts, True, records, "claude", [])
+    assert [type(m).__name__ for m in messages] == [
+        "AssistantMessage",
+        "ToolOutput",
+        "AssistantMessage",
+        "ToolOutput",
+        "AssistantMessage",
+    ]
+    assert messages[2] == AssistantMessage("Now I", (messages[3].call,))  # type: ignore[union-attr]
+    assert messages[-1] == AssistantMessage(CLOSING_LINE)
+
+
+def test_a_step_record_survives_json() -> None:
+    record = _records()[0]
+    assert StepRecord.from_json(json.loads(json.dumps(record.to_json()))) == record
+    assert StepRecord.from_json({"nonsense": True}) is None
