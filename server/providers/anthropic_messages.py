@@ -121,7 +121,7 @@ def request_body(call: ModelCall) -> JsonObject:
     body: JsonObject = {
         "model": call.model,
         "max_tokens": call.max_output_tokens,
-        "messages": _messages(call.messages),
+        "messages": _messages(call.messages, call.thinking),
     }
     if call.system:
         body["system"] = call.system
@@ -137,11 +137,11 @@ def request_body(call: ModelCall) -> JsonObject:
     return body
 
 
-def _messages(messages: tuple[Message, ...]) -> list[JsonObject]:
+def _messages(messages: tuple[Message, ...], thinking: bool) -> list[JsonObject]:
     """Anthropic messages: tool results go in user turns; same-role neighbours are merged."""
     out: list[JsonObject] = []
     for message in messages:
-        role, blocks = _blocks(message)
+        role, blocks = _blocks(message, thinking)
         if not blocks:
             continue
         if out and out[-1]["role"] == role:
@@ -151,7 +151,7 @@ def _messages(messages: tuple[Message, ...]) -> list[JsonObject]:
     return out
 
 
-def _blocks(message: Message) -> tuple[str, list[JsonObject]]:
+def _blocks(message: Message, thinking: bool) -> tuple[str, list[JsonObject]]:
     if isinstance(message, UserMessage):
         blocks: list[JsonObject] = [{"type": "text", "text": message.text}] if message.text else []
         blocks += [
@@ -163,13 +163,17 @@ def _blocks(message: Message) -> tuple[str, list[JsonObject]]:
         ]
         return "user", blocks
     if isinstance(message, AssistantMessage):
-        return "assistant", _assistant_blocks(message)
+        return "assistant", _assistant_blocks(message, thinking)
     return "user", [_tool_result(message)]
 
 
-def _assistant_blocks(message: AssistantMessage) -> list[JsonObject]:
+THINKING_BLOCKS = frozenset({"thinking", "redacted_thinking"})
+
+
+def _assistant_blocks(message: AssistantMessage, thinking: bool) -> list[JsonObject]:
     if message.native is not None:
-        return list(message.native)
+        # NOTE: as received, signed thinking first; a call without thinking sends none of it
+        return [b for b in message.native if thinking or b.get("type") not in THINKING_BLOCKS]
     blocks: list[JsonObject] = [{"type": "text", "text": message.text}] if message.text else []
     blocks += [
         {"type": "tool_use", "id": safe_id(c.wire_id), "name": c.name, "input": dict(c.arguments)}
