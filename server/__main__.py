@@ -42,6 +42,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--retention-s", type=float, default=3600.0)
     p.add_argument("--orphan-s", type=float, default=120.0)
     p.add_argument("--demo-token-ms", type=float, default=30.0)
+    p.add_argument(
+        "--coalesce-ms",
+        type=float,
+        default=50.0,
+        help="merge an answer's text deltas into one event per window this long (0: one per token)",
+    )
     p.add_argument("--static-root", type=Path, default=REPO_ROOT)
     p.add_argument("--access-log", help="file for the access log (default: none)")
     p.add_argument(
@@ -95,6 +101,8 @@ def _check_security(parser: argparse.ArgumentParser, a: argparse.Namespace) -> N
         parser.error(f"--redis-url {a.redis_url!r} must be like redis://127.0.0.1:6379/0")
     if a.lease_s <= 0:
         parser.error("--lease-s must be positive")
+    if not a.coalesce_ms >= 0:
+        parser.error("--coalesce-ms must be 0 or more")
     for origin in a.allowed_origin:
         if not origin.startswith(("http://", "https://")) or origin.rstrip("/") != origin:
             parser.error(f"--allowed-origin {origin!r} must be like https://chat.example.org")
@@ -167,6 +175,7 @@ def parse_args(argv: list[str]) -> Config:
         retention_s=a.retention_s,
         orphan_s=a.orphan_s,
         demo_token_ms=a.demo_token_ms,
+        coalesce_ms=a.coalesce_ms,
         static_root=a.static_root.resolve(),
         access_log=a.access_log,
         providers=providers,

@@ -51,6 +51,7 @@ class Config:
     retention_s: float = 3600.0
     orphan_s: float = 120.0
     demo_token_ms: float = 30.0
+    coalesce_ms: float = 50.0  # deltas merged per window (server.runs.coalesce); 0: one per token
     static_root: Path = REPO_ROOT
     access_log: str | None = None
     cancel_wait_s: float = 2.0

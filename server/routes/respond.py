@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
 from pydantic import ValidationError
 
-from app.wire.api import RespondStreamBody
+from app.wire.api import RespondStreamBody, ServerRunStatus
 from app.wire.protocol import ContextInfoEvent, StreamEvent
 from server import model_turn
 from server.auth import current_user
@@ -31,6 +31,7 @@ from server.demo import model as demo
 from server.errors import ApiError
 from server.jsonio import read_json_body
 from server.providers.base import ModelCall, ProviderFailure
+from server.runs.coalesce import coalesce
 from server.runs.live import LiveRun
 from server.runs.registry import emit_all
 from server.runs.stream import follow_run, open_sse
@@ -64,7 +65,7 @@ async def respond_stream(request: web.Request) -> web.StreamResponse:
         await create_rows(svc.db, turn)
         run = svc.runs.register(turn.meta)
         demo_turn = _demo_turn(svc, turn, body)
-        events = emit_all(svc.runs, run, demo.play(demo_turn))
+        events = _emit_coalesced(svc, run, demo.play(demo_turn))
         svc.runs.start(run, events, demo.endings(demo_turn))
     response = await open_sse(request)
     await follow_run(svc.runs, run, response, after=0)
@@ -79,7 +80,7 @@ async def _start_model_run(
     run = svc.runs.register(turn.meta)
     opened: model_turn.Opened = asyncio.get_running_loop().create_future()
     answer = await _model_turn(svc, turn, model, body)
-    events = emit_all(svc.runs, run, model_turn.play(answer, opened), _usage_saver(svc, run))
+    events = _emit_coalesced(svc, run, model_turn.play(answer, opened), _usage_saver(svc, run))
     svc.runs.start(run, events, model_turn.endings(answer))
     failure = await _accepted(run, opened, svc.config.accept_wait_s)
     if failure is None:
@@ -152,6 +153,22 @@ def _demo_turn(svc: Services, turn: Turn, body: RespondStreamBody) -> demo.DemoT
         attachments=[str(a["name"]) for a in turn.attachments],
         usage=usage,
     )
+
+
+async def _emit_coalesced(
+    svc: Services,
+    run: LiveRun,
+    events: AsyncIterator[StreamEvent],
+    on_event: Callable[[StreamEvent], Awaitable[None]] | None = None,
+) -> ServerRunStatus | None:
+    """``emit_all`` of a generator's events with their deltas merged per window; the generator
+    is closed however the run ends (a Stop during an append leaves it at a ``yield``)."""
+    merged = coalesce(events, svc.config.coalesce_ms / 1000)
+    try:
+        return await emit_all(svc.runs, run, merged, on_event)
+    finally:
+        if isinstance(merged, AsyncGenerator):
+            await merged.aclose()
 
 
 def _usage_saver(svc: Services, run: LiveRun) -> Callable[[StreamEvent], Awaitable[None]]:

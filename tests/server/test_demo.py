@@ -58,7 +58,8 @@ async def test_thinking_is_longer_with_higher_effort(api: Api) -> None:
         events = await api.run_turn(
             await api.new_chat(), "why", thinkingEnabled=True, reasoningEffort=effort
         )
-        lengths.append(sum(e["type"] == "thinking" for e in events))
+        thinking = "".join(e["text"] for e in events if e["type"] == "thinking")
+        lengths.append(len(thinking.split()))
     assert lengths == sorted(lengths) and lengths[0] < lengths[2]
 
 
