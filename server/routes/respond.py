@@ -12,6 +12,7 @@ refusals ``502 provider_error``) before any stream starts, and the turn leaves n
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -30,7 +31,7 @@ from server.db import new_id
 from server.demo import model as demo
 from server.errors import ApiError
 from server.jsonio import read_json_body
-from server.providers.base import ModelCall, ProviderFailure
+from server.providers.base import ModelCall, ProviderFailure, StepRecord
 from server.runs.coalesce import coalesce
 from server.runs.live import LiveRun
 from server.runs.registry import emit_all
@@ -41,6 +42,7 @@ from server.tools import TOOLS
 from server.turns import Turn, check_turn, create_rows, discard_rows, touch_chat
 
 log = logging.getLogger("riacho.respond")
+JsonObject = dict[str, Any]
 
 
 async def respond_stream(request: web.Request) -> web.StreamResponse:
@@ -79,7 +81,9 @@ async def _start_model_run(
     await create_rows(svc.db, turn, touch_chat=False)
     run = svc.runs.register(turn.meta)
     opened: model_turn.Opened = asyncio.get_running_loop().create_future()
-    answer = await _model_turn(svc, turn, model, body)
+    answer = await _model_turn(svc, turn, model, body, run.trace.history_notes)
+    for note in run.trace.history_notes:
+        log.info("history run=%s: %s", run.run_id, note)
     events = _emit_coalesced(svc, run, model_turn.play(answer, opened), _usage_saver(svc, run))
     svc.runs.start(run, events, model_turn.endings(answer))
     failure = await _accepted(run, opened, svc.config.accept_wait_s)
@@ -106,10 +110,17 @@ async def _accepted(
 
 
 async def _model_turn(
-    svc: Services, turn: Turn, model: ProviderModel, body: RespondStreamBody
+    svc: Services, turn: Turn, model: ProviderModel, body: RespondStreamBody, notes: list[str]
 ) -> model_turn.ModelTurn:
     tools = TOOLS if body.tool_intent and model.info.supports_tools else ()
-    history = await chat_history(svc.db, turn.meta.chat_id, turn.meta.user_message_id, bool(tools))
+    history = await chat_history(
+        svc.db,
+        turn.meta.chat_id,
+        turn.meta.user_message_id,
+        bool(tools),
+        source=model.info.id,
+        notes=notes,
+    )
     call = ModelCall(
         model=model.settings.id,
         messages=tuple(
@@ -128,7 +139,21 @@ async def _model_turn(
         message_id=turn.meta.message_id,
         max_model_calls=svc.config.max_model_calls,
         previous_model_label=turn.previous_model_label,
+        keep_step=_step_keeper(svc, turn.meta.message_id),
     )
+
+
+def _step_keeper(svc: Services, message_id: str) -> Callable[[StepRecord], Awaitable[None]]:
+    """Persist each model call's record with the answer (``messages.steps``)."""
+    kept: list[JsonObject] = []
+
+    async def keep(record: StepRecord) -> None:
+        kept.append(record.to_json())
+        await svc.db.execute(
+            "UPDATE messages SET steps = ? WHERE id = ?", (json.dumps(kept), message_id)
+        )
+
+    return keep
 
 
 def _demo_turn(svc: Services, turn: Turn, body: RespondStreamBody) -> demo.DemoTurn:
