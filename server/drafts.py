@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from app.wire.protocol import DoneEvent, ErrorEvent, EventBase, StreamEvent
+from app.wire.protocol import DoneEvent, ErrorEvent, EventBase, StreamEvent, end_error
 from server.runs.registry import Endings
 
 E = TypeVar("E", bound=EventBase)
@@ -23,6 +23,6 @@ def answer_endings(message_id: str) -> Endings:
     """How an answer that is stopped or breaks ends: ``done(cancelled)`` or an ``error``."""
 
     def failed(message: str) -> StreamEvent:
-        return draft(ErrorEvent, error=message, code="generation_failed")
+        return end_error(message, "generation_failed")
 
     return Endings(draft(DoneEvent, message_id=message_id, stop_reason="cancelled"), failed)

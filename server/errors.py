@@ -7,9 +7,11 @@ from collections.abc import Awaitable, Callable, Mapping
 
 from aiohttp import web
 
+from app.wire.codes import ApiErrorCode
+
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
-_HTTP_CODES = {
+_HTTP_CODES: dict[int, ApiErrorCode] = {
     400: "invalid_body",
     404: "not_found",
     405: "method_not_allowed",
@@ -23,7 +25,7 @@ class ApiError(Exception):
     def __init__(
         self,
         status: int,
-        code: str,
+        code: ApiErrorCode,
         message: str,
         headers: Mapping[str, str] | None = None,
     ) -> None:

@@ -23,9 +23,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from app.wire.codes import ApiErrorCode, EndErrorCode
 from app.wire.protocol import (
     DoneEvent,
-    ErrorEvent,
     StreamEvent,
     SystemEventEvent,
     TextEvent,
@@ -34,6 +34,7 @@ from app.wire.protocol import (
     ToolCallStartedEvent,
     ToolResultEvent,
     UserMessageIdEvent,
+    end_error,
 )
 from server.catalog import ProviderModel
 from server.context import ContextUsage, context_info_event
@@ -255,10 +256,12 @@ def _finish(turn: ModelTurn, end: CallEnd, exhausted: bool) -> list[StreamEvent]
 
 def error_event(failure: ProviderFailure, *, before_stream: bool) -> StreamEvent:
     """The terminal ``error`` of a failed model call."""
-    code: str = failure.code
-    if code == "provider_unavailable":
+    code: EndErrorCode
+    if failure.code == "provider_unavailable":
         code = "model_unavailable" if before_stream else "provider_error"
-    return draft(ErrorEvent, error=failure.message, code=code)
+    else:
+        code = failure.code
+    return end_error(failure.message, code)
 
 
 def pre_stream_error(failure: ProviderFailure) -> ApiError:
@@ -267,7 +270,10 @@ def pre_stream_error(failure: ProviderFailure) -> ApiError:
         wait = failure.retry_after
         headers = {"Retry-After": retry_after_header(wait)} if wait else None
         return ApiError(503, "model_unavailable", failure.message, headers)
-    return ApiError(502, failure.code, failure.message)
+    code: ApiErrorCode = (
+        "provider_error" if failure.code == "provider_unavailable" else failure.code
+    )
+    return ApiError(502, code, failure.message)
 
 
 def _settle(opened: Opened, failure: ProviderFailure | None) -> None:

@@ -89,7 +89,41 @@ ERROR_TEXT = {
     "invalid_credentials": "That name and password do not match.",
     "origin_refused": "This page may not talk to the server from where it is served.",
     "body_too_large": "The request is too large.",
+    "attachment_empty": "An attached file is empty.",
+    "attachment_too_large": "An attached file is too large.",
+    "attachment_type_mismatch": "An attached file's content does not match its type.",
+    "attachment_type_unsupported": "That kind of file cannot be attached.",
+    "chat_error": "Something went wrong with this answer.",
+    "conflict": "Another request changed this chat at the same moment; send again.",
+    "events_expired": "The rest of this answer is no longer kept on the server; regenerate it.",
+    "http_error": "The server answered with an error.",
+    "method_not_allowed": "The server does not accept that request.",
+    "no_worker": "No server process is answering right now; try again in a moment.",
+    "not_found": "The server does not know that address.",
+    "provider_error": "The model reported an error.",
+    "run_exists": "That answer was already started.",
+    "run_not_found": "That answer no longer exists on the server.",
+    "stream_error": "The answer ended with an error.",
+    "unsupported_media_type": "The request was sent in a form the server does not accept.",
+    "worker_lost": "The server process writing this answer stopped; regenerate it.",
 }
+"""Words for every code of the contract (:mod:`app.wire.codes`; a test holds them equal)."""
+DETAILED: Final = frozenset(
+    {
+        "attachment_empty",
+        "attachment_too_large",
+        "attachment_type_mismatch",
+        "attachment_type_unsupported",
+        "generation_failed",
+        "http_error",
+        "invalid_body",
+        "provider_error",
+        "provider_refused",
+        "stream_error",
+    }
+)
+"""Codes whose server message says the specifics (which file, which field, the provider's
+own words): shown after the code's words."""
 INTERRUPTED_TEXT = {
     "eof": "The stream ended before the answer was complete.",
     "network": "The connection broke before the answer was complete.",
@@ -132,8 +166,11 @@ def attr(name: str, value: object) -> str:
 
 
 def human_error(error: ErrorInfo) -> str:
-    """The sentence shown for an error code (the server's message when the code is unknown)."""
+    """The sentence shown for an error code: its words (and the server's specifics, for some);
+    the server's message for a code outside the contract."""
     text = ERROR_TEXT.get(error.code, error.message or "Something went wrong.")
+    if error.code in DETAILED and error.message and error.message not in text:
+        text = f"{text} {error.message.rstrip('.')}."
     if error.retry_after:
         text += f" Try again in {error.retry_after:g} s."
     return text

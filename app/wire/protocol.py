@@ -34,6 +34,8 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import from_json
 
+from app.wire.codes import EndErrorCode
+
 NonEmptyStr = Annotated[str, Field(min_length=1)]
 
 CAMEL_CONFIG = ConfigDict(
@@ -221,6 +223,12 @@ class ErrorEvent(EventBase):
     type: Literal["error"] = "error"
     error: str
     code: str | None = None
+
+
+def end_error(error: str, code: EndErrorCode, run_id: str = "-", seq: int = 1) -> ErrorEvent:
+    """A terminal ``error`` whose code is one of the contract's (a draft unless run fields are
+    given): what the reference server sends, typed so it never sends a code the page lacks."""
+    return ErrorEvent(run_id=run_id, seq=seq, done=True, error=error, code=code)
 
 
 StreamEvent = Annotated[

@@ -27,15 +27,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from app.wire.codes import FailureCode
 from app.wire.protocol import StreamEvent
 
-FailureCode = Literal[
-    "provider_unavailable",
-    "provider_error",
-    "provider_refused",
-    "provider_disconnected",
-    "provider_timeout",
-]
 CallStop = Literal["stop", "length", "tool_use"]
 Effort = Literal["low", "medium", "high"]
 

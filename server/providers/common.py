@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from app.wire.codes import FailureCode
 from app.wire.protocol import (
     StreamEvent,
     TextEvent,
@@ -23,7 +24,7 @@ from app.wire.protocol import (
     parse_partial_arguments,
 )
 from server.drafts import draft
-from server.providers.base import CallEnd, FailureCode, ProviderFailure, StreamItem
+from server.providers.base import CallEnd, ProviderFailure, StreamItem
 
 # NOTE: before the stream, these statuses mean "try later / fix the set-up": 503 for the browser.
 UNAVAILABLE_STATUSES = frozenset({401, 403, 408, 429})

@@ -11,7 +11,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.state.parts import Parts, answer_text, fold, parts_to_json
-from app.wire.protocol import ErrorEvent, ParsedEvent, StreamEvent, encode_event, parse_event
+from app.wire.protocol import (
+    ErrorEvent,
+    ParsedEvent,
+    StreamEvent,
+    encode_event,
+    end_error,
+    parse_event,
+)
 from server.db import Database, Row, now
 
 
@@ -242,21 +249,16 @@ async def running_runs(db: Database, started_before: float) -> list[str]:
 
 def restart_event(run_id: str, seq: int) -> ErrorEvent:
     """The terminal event of a run the server was restarted under."""
-    return ErrorEvent(
-        run_id=run_id,
-        seq=seq,
-        done=True,
-        error="The server restarted before this answer was complete.",
-        code="server_restarted",
+    return end_error(
+        "The server restarted before this answer was complete.", "server_restarted", run_id, seq
     )
 
 
 def worker_lost_event(run_id: str, seq: int) -> ErrorEvent:
     """The terminal event of a run whose server process stopped answering (another saw it)."""
-    return ErrorEvent(
-        run_id=run_id,
-        seq=seq,
-        done=True,
-        error="The server process writing this answer stopped before it was complete.",
-        code="worker_lost",
+    return end_error(
+        "The server process writing this answer stopped before it was complete.",
+        "worker_lost",
+        run_id,
+        seq,
     )

@@ -35,6 +35,7 @@ from app.wire.protocol import (
     ThinkingEvent,
     ThinkingStartEvent,
     encode_event,
+    end_error,
 )
 from server.config import Config
 from server.db import Database, now
@@ -374,13 +375,7 @@ def _default_reason(run: LiveRun, status: ServerRunStatus) -> str | None:
 
 
 def _shutdown_event() -> StreamEvent:
-    return ErrorEvent(
-        run_id="-",
-        seq=1,
-        done=True,
-        error="The server stopped before this answer was complete.",
-        code="server_shutdown",
-    )
+    return end_error("The server stopped before this answer was complete.", "server_shutdown")
 
 
 async def emit_all(

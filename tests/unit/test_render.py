@@ -64,6 +64,7 @@ from app.ui.render import (
     user_message_html,
 )
 from app.wire.api import AttachmentInfo
+from app.wire.codes import ERROR_CODES
 from tests.unit.html_tree import Element, all_strings, parse_html
 
 # --- builders -----------------------------------------------------------------------------------
@@ -961,3 +962,33 @@ def test_a_run_filling_a_gap_says_so() -> None:
     run = RunState("r1", "c1", status="connecting", phase=Replaying())
     assert run.filling_gap
     assert status_text(run) == "Filling in a missing part of the answer…"
+
+
+def test_the_page_has_words_for_every_code_of_the_contract() -> None:
+    assert set(ERROR_TEXT) == ERROR_CODES
+
+
+@pytest.mark.parametrize(
+    ("error", "text"),
+    [
+        pytest.param(
+            ErrorInfo("provider_error", "model not loaded"),
+            "The model reported an error. model not loaded.",
+            id="provider-words-kept",
+        ),
+        pytest.param(
+            ErrorInfo("provider_refused", "Gemini stopped the answer (SAFETY)"),
+            "The model declined to answer this. Gemini stopped the answer (SAFETY).",
+            id="refusal-says-why",
+        ),
+        pytest.param(
+            ErrorInfo("server_shutdown", "The server stopped."),
+            ERROR_TEXT["server_shutdown"],
+            id="own-words-only",
+        ),
+    ],
+)
+def test_codes_with_specifics_show_the_servers_words_after_their_own(
+    error: ErrorInfo, text: str
+) -> None:
+    assert human_error(error) == text

@@ -1,0 +1,94 @@
+"""The error codes of the contract: one vocabulary for the server, the page and the tests.
+
+A code travels as a string on the wire (``{"error": {"code"}}`` before a stream, an ``error``
+event's ``code`` in it), so a typo or a new code would otherwise reach the page unnoticed and
+be shown as "Something went wrong". Here each code is a ``Literal`` member: the reference
+server types what it sends with them (mypy refuses any other string), and a test fails when
+the page has no words for one of them (``app.ui.render.ERROR_TEXT``).
+
+    ApiErrorCode        answered before a stream starts (SPEC §4), with an HTTP status
+    EndErrorCode        the ``code`` of a terminal ``error`` event
+    ClientErrorCode     made by the page itself (the network, a timeout, the wire contract)
+
+A production backend may send codes of its own: the page shows the server's message for those.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal, get_args
+
+ApiErrorCode = Literal[
+    "attachment_empty",
+    "attachment_too_large",
+    "attachment_type_mismatch",
+    "attachment_type_unsupported",
+    "attachment_unavailable",
+    "body_too_large",
+    "chat_not_found",
+    "conflict",
+    "empty_prompt",
+    "events_expired",
+    "http_error",
+    "invalid_body",
+    "invalid_credentials",
+    "method_not_allowed",
+    "model_not_found",
+    "model_unavailable",
+    "no_worker",
+    "not_found",
+    "origin_refused",
+    "prompt_too_large",
+    "provider_disconnected",
+    "provider_error",
+    "provider_refused",
+    "provider_timeout",
+    "run_exists",
+    "run_not_found",
+    "server_stopping",
+    "too_many_attachments",
+    "too_many_runs",
+    "unauthenticated",
+    "unsupported_media_type",
+]
+"""Codes of ``{"error": {"code", "message"}}`` answers (the ``provider_*`` ones: a model
+refused the request in a way that is not "unavailable", 502)."""
+
+FailureCode = Literal[
+    "provider_unavailable",
+    "provider_error",
+    "provider_refused",
+    "provider_disconnected",
+    "provider_timeout",
+]
+"""Why a model call failed, as its adapter says (``provider_unavailable`` is answered
+``model_unavailable`` before a stream and ``provider_error`` in one)."""
+
+EndErrorCode = Literal[
+    "generation_failed",
+    "model_unavailable",
+    "provider_disconnected",
+    "provider_error",
+    "provider_refused",
+    "provider_timeout",
+    "server_restarted",
+    "server_shutdown",
+    "stream_error",
+    "worker_lost",
+]
+"""Codes of the terminal ``error`` events the reference server sends."""
+
+ClientErrorCode = Literal[
+    "chat_error",
+    "event_too_large",
+    "first_event_timeout",
+    "idle_timeout",
+    "network_error",
+    "total_timeout",
+]
+"""Codes the page makes itself."""
+
+ErrorCode = ApiErrorCode | EndErrorCode | ClientErrorCode
+ERROR_CODES: Final[frozenset[str]] = frozenset(
+    code for group in (ApiErrorCode, EndErrorCode, ClientErrorCode) for code in get_args(group)
+)
+"""Every code of the vocabulary."""
