@@ -81,6 +81,7 @@ test-e2e-snapshot: setup $(VENV)/.dev
 
 bench: setup $(VENV)/.dev
 	$(PY) tools/bench_sse.py
+	$(PY) tools/bench/throughput.py
 	@CHROMIUM_PATH="$$($(PY) tools/chromium.py)" && export CHROMIUM_PATH && $(PY) tools/bench/browser.py
 
 bench-cluster: setup $(VENV)/.dev
