@@ -163,9 +163,9 @@ async def _coalesced(
 
 
 async def _wait(step: asyncio.Task[StreamEvent | None], timeout: float | None) -> None:
-    """Until the generator's step is done or ``timeout`` seconds passed. A cancel is passed to
-    the step, as ``await step`` would: it goes on only if the step ended cancelled (a generator
-    that chose to go on after a cancel goes on, and its run with it)."""
+    """Until the generator's step is done or ``timeout`` seconds passed. A cancel is passed on
+    to the step, as ``await step`` would, and ends the wait cancelled if the step ends
+    cancelled (or was done already); a generator that takes the cancel and goes on is followed."""
     try:
         await asyncio.wait({step}, timeout=timeout)
     except asyncio.CancelledError:
