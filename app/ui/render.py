@@ -114,7 +114,6 @@ DETAILED: Final = frozenset(
         "attachment_too_large",
         "attachment_type_mismatch",
         "attachment_type_unsupported",
-        "generation_failed",
         "http_error",
         "invalid_body",
         "provider_error",
@@ -123,7 +122,8 @@ DETAILED: Final = frozenset(
     }
 )
 """Codes whose server message says the specifics (which file, which field, the provider's
-own words): shown after the code's words."""
+own words): shown after the code's words. (``generation_failed`` carries a broken generator's
+exception text: not for users.)"""
 INTERRUPTED_TEXT = {
     "eof": "The stream ended before the answer was complete.",
     "network": "The connection broke before the answer was complete.",
