@@ -124,7 +124,7 @@ def measure(engine: str, workers: int, count: int) -> Load:
         workdir = Path(work)
         redis_url = start_redis(stack, workdir)
         db = start_postgres(stack, workdir) if engine == "postgresql" else workdir / "riacho.db"
-        args = ["--demo-token-ms", "0"]
+        args = ["--demo-token-ms", "0", "--coalesce-ms", "0"]  # NOTE: events per token, as before
         bases = [start_worker(stack, workdir, db, redis_url, args) for _ in range(workers)]
         return Load(workers, asyncio.run(run_load(bases, count)))
 
