@@ -50,6 +50,7 @@ from server.providers.common import (
     thinking,
     thinking_start,
 )
+from server.providers.openai_common import refuse_non_stream
 from server.providers.settings import ProviderSettings
 
 NAME = "Anthropic"
@@ -83,6 +84,7 @@ class AnthropicAdapter(SdkAdapter):
 
     async def request(self, call: ModelCall) -> Opened:
         stream = await self.client.messages.create(**request_body(call), stream=True)
+        await refuse_non_stream(NAME, stream)
         return Opened(aiter(stream), stream.close)
 
     def translation(self) -> _Translation:

@@ -113,6 +113,9 @@ class GeminiAdapter(SdkAdapter):
     def failure(self, error: BaseException, started: bool) -> ProviderFailure | None:
         if isinstance(error, errors.APIError):
             return _status_failure(error, started)
+        unread = _unread_error(error)
+        if unread is not None:
+            return ProviderFailure("provider_error", f"{NAME} answered with an error: {unread}")
         if isinstance(error, errors.UnknownApiResponseError | json.JSONDecodeError):
             return ProviderFailure("provider_error", f"{NAME} sent malformed data: {error}")
         return network_failure(
@@ -172,6 +175,29 @@ def _status_failure(error: errors.APIError, started: bool) -> ProviderFailure:
     failure = http_failure(NAME, error.code, message, started=started, headers=headers)
     failure.retry_after = failure.retry_after or _retry_info(error.details)
     return failure
+
+
+def _unread_error(error: BaseException) -> str | None:
+    """The message of an ``{"error": …}`` body the SDK failed to raise as an ``APIError``.
+
+    # NOTE: google-genai reads each chunk starting ``{"error":`` (``chunk_json``) and raises
+    # it through ``APIError.raise_error_async(code, body, …)`` (``response_json``); a body
+    # without a numeric ``code``, or with a string ``error``, as a local Gemini-compatible
+    # server may send, breaks that with a TypeError or an AttributeError. The body is still in
+    # those frames, so its words are read from there.
+    """
+    if not isinstance(error, TypeError | AttributeError):
+        return None
+    trace = error.__traceback__
+    while trace is not None:
+        local = trace.tb_frame.f_locals
+        body = local.get("response_json", local.get("chunk_json"))
+        if isinstance(body, dict) and "error" in body:
+            inner = body["error"]
+            message = inner.get("message") if isinstance(inner, dict) else inner
+            return str(message) if message else json.dumps(body)[:200]
+        trace = trace.tb_next
+    return None
 
 
 def _retry_info(details: Any) -> float | None:

@@ -42,7 +42,7 @@ from server.providers.base import (
     UserMessage,
 )
 from server.providers.common import PendingCall, SdkAdapter, text, thinking, thinking_start
-from server.providers.openai_common import classify, make_client
+from server.providers.openai_common import classify, make_client, refuse_non_stream
 from server.providers.settings import ProviderSettings
 
 NAME = "OpenAI Responses"
@@ -62,6 +62,7 @@ class ResponsesAdapter(SdkAdapter):
 
     async def request(self, call: ModelCall) -> Opened:
         stream = await self.client.responses.create(**request_body(call), stream=True)
+        await refuse_non_stream(NAME, stream)
         return Opened(aiter(stream), stream.close)
 
     def translation(self) -> _Translation:

@@ -655,11 +655,12 @@ async def test_an_unknown_finish_reason_is_an_error_that_names_it(
         pytest.param({"error": "no slot available"}, "no slot available", id="string"),
     ],
 )
+@pytest.mark.parametrize("kind", ["openai-chat", "openai-responses", "anthropic", "google"])
 async def test_a_200_that_is_not_an_event_stream_is_an_error_with_the_servers_words(
-    fake: FakeEndpoint, model_api: ModelApi, body: JsonObject, words: str
+    fake: FakeEndpoint, model_api: ModelApi, kind: Kind, body: JsonObject, words: str
 ) -> None:
-    api = await model_api("openai-chat")
-    fake.provider.queue("openai-chat", Reply.error(200, body))
+    api = await model_api(kind)
+    fake.provider.queue(kind, Reply.error(200, body))
     response = await api.stream(await api.new_chat(), "hello")
     error = (await response.json())["error"]
     assert (response.status, error["code"]) == (502, "provider_error")
