@@ -38,17 +38,20 @@ class ContextUsage:
     def compaction_recommended(self) -> bool:
         return self.ratio >= COMPACTION_RATIO
 
+    def fields(self) -> dict[str, int | float | str | bool]:
+        """The five fields of the contract's context usage (``context_info``, a chat's read)."""
+        return {
+            "used_tokens": self.used_tokens,
+            "max_tokens": self.max_tokens,
+            "ratio": self.ratio,
+            "severity": self.severity,
+            "compaction_recommended": self.compaction_recommended,
+        }
+
 
 def context_info_event(usage: ContextUsage) -> StreamEvent:
     """The ``context_info`` draft event of a usage."""
-    return draft(
-        ContextInfoEvent,
-        used_tokens=usage.used_tokens,
-        max_tokens=usage.max_tokens,
-        ratio=usage.ratio,
-        severity=usage.severity,
-        compaction_recommended=usage.compaction_recommended,
-    )
+    return draft(ContextInfoEvent, **usage.fields())
 
 
 def estimate_tokens(text: str) -> int:

@@ -135,13 +135,7 @@ async def get_chat(request: web.Request) -> web.Response:
         created_at=summary.created_at,
         updated_at=summary.updated_at,
         messages=await chat_messages(svc.db, row["id"]),
-        context_info=ContextUsagePayload(
-            used_tokens=usage.used_tokens,
-            max_tokens=usage.max_tokens,
-            ratio=usage.ratio,
-            severity=usage.severity,
-            compaction_recommended=usage.compaction_recommended,
-        ),
+        context_info=ContextUsagePayload(**usage.fields()),
     )
     return answer_payload(detail)
 
@@ -188,12 +182,6 @@ async def compact_chat(request: web.Request) -> web.Response:
     else:
         before, after = await compact(svc.db, row["id"], svc.config.context_window_tokens)
     result = CompactionResult(
-        chat_id=row["public_id"],
-        used_tokens_before=before.used_tokens,
-        used_tokens=after.used_tokens,
-        max_tokens=after.max_tokens,
-        ratio=after.ratio,
-        severity=after.severity,
-        compaction_recommended=after.compaction_recommended,
+        chat_id=row["public_id"], used_tokens_before=before.used_tokens, **after.fields()
     )
     return answer_payload(result)

@@ -229,6 +229,19 @@ def _take_option(options: list[str], name: str) -> tuple[list[str], str | None]:
     return options[:at] + options[at + 2 :], options[at + 1]
 
 
+def add_password_user(db: str, name: str, password: str) -> None:
+    """``python -m server users add NAME --password-stdin`` on the database ``db``."""
+    added = subprocess.run(
+        [sys.executable, "-m", "server", "users", "add", name, "--db", db, "--password-stdin"],
+        cwd=ROOT,
+        input=password + "\n",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert added.returncode == 0, added.stderr
+
+
 @pytest.fixture(scope="session")
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     workdir = tmp_path_factory.mktemp("server")

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import BOOT_TIMEOUT_MS, ROOT, LiveServer, PageGuard, database, serve
+from tests.e2e.conftest import (
+    BOOT_TIMEOUT_MS,
+    LiveServer,
+    PageGuard,
+    add_password_user,
+    database,
+    serve,
+)
 from tests.e2e.scenarios import send
 
 PASSWORD = "correct horse battery"
@@ -19,15 +24,7 @@ PASSWORD = "correct horse battery"
 def accounts_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     workdir = tmp_path_factory.mktemp("accounts")
     db = database(str(workdir / "riacho.db"))  # NOTE: in cluster mode, the workers' database
-    added = subprocess.run(
-        [sys.executable, "-m", "server", "users", "add", "ana", "--db", db, "--password-stdin"],
-        cwd=ROOT,
-        input=PASSWORD + "\n",
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert added.returncode == 0, added.stderr
+    add_password_user(db, "ana", PASSWORD)
     arguments = ["server", "--db", db, "--auth", "password", "--demo-token-ms", "2"]
     with serve(workdir, arguments) as server:
         yield server

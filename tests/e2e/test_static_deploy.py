@@ -24,9 +24,9 @@ from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import (
     BOOT_TIMEOUT_MS,
-    ROOT,
     LiveServer,
     PageGuard,
+    add_password_user,
     database,
     free_port,
     serve,
@@ -53,7 +53,7 @@ def deploy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StaticDeploy]:
     page_port = free_port()
     page_origin = f"http://127.0.0.1:{page_port}"
     db = database(str(workdir / "riacho.db"))
-    _add_user(db)
+    add_password_user(db, "ana", PASSWORD)
     api_arguments = [
         "server",
         *("--db", db, "--auth", "password", "--allowed-origin", page_origin),
@@ -64,18 +64,6 @@ def deploy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StaticDeploy]:
         assert json.loads((bundle / "config.json").read_text()) == {"apiBase": api.url}
         with _static_host(bundle, page_port, workdir / "static-host.log"):
             yield StaticDeploy(page_origin + "/", api)
-
-
-def _add_user(db: str) -> None:
-    added = subprocess.run(
-        [sys.executable, "-m", "server", "users", "add", "ana", "--db", db, "--password-stdin"],
-        cwd=ROOT,
-        input=PASSWORD + "\n",
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert added.returncode == 0, added.stderr
 
 
 @contextmanager
