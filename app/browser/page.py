@@ -379,6 +379,13 @@ class Page:
     def _on_escape(self, js_event: JsValue) -> None:
         if bool(query("#shortcuts").open):
             return  # NOTE: the dialog closes itself
+        js_search = query("input[name=chat-search]")
+        if js_event.target == js_search:
+            # NOTE: Escape in the search box ends the search (the browser clears the box
+            # without an input event) and never stops an answer
+            js_search.value = ""
+            self._on_search(js_event)
+            return
         if self._controller.cancel_editing():
             query("textarea[name=prompt]").focus()
             return

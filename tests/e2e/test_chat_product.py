@@ -126,6 +126,12 @@ def test_search_finds_chats_by_content_and_lists_them_by_day(riacho: Page, size:
     expect(riacho.locator("#chat-list [data-chat-id]").first).to_have_attribute(
         "data-chat-id", samba
     )
+    search.fill("nothing says this")
+    expect(riacho.locator("#chat-list .list-note")).to_be_visible()
+    search.press("Escape")
+    expect(search).to_have_value("")
+    expect(riacho.locator("#chat-list .list-note")).to_have_count(0)
+    expect(riacho.locator("#chat-list [data-chat-id]")).to_have_count(2)
 
 
 def test_a_first_send_the_server_refuses_leaves_no_chat_behind(
