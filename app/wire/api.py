@@ -9,6 +9,8 @@ Decisions (``# NOTE:`` marks them in the code):
 
 from __future__ import annotations
 
+import json
+import re
 from datetime import datetime
 from typing import Any, Final, Literal
 
@@ -214,8 +216,32 @@ def parse_http_error(
         detail = ApiErrorBody.model_validate_json(body).error
         code, message = detail.code, detail.message
     except ValidationError:
-        code, message = f"http_{status}", f"HTTP {status}"
+        # NOTE: not the contract's body (a proxy's HTML page, another backend's JSON): the
+        # contract's code for that, and what the body says, in words
+        words = _body_words(body)
+        code, message = "http_error", f"HTTP {status}" + (f": {words}" if words else "")
     return HttpStatusError(status, code, message, _retry_after_seconds(retry_after))
+
+
+_TAG = re.compile(r"<[^>]*>")
+MAX_BODY_WORDS = 200
+
+
+def _body_words(body: str | bytes) -> str:
+    """The readable words of an error body that is not the contract's: its ``error`` or
+    ``message`` (JSON), or its text without tags, cut to ``MAX_BODY_WORDS`` characters."""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        found = data.get("error", data.get("message"))
+        if isinstance(found, dict):
+            found = found.get("message")
+        text = found if isinstance(found, str) else ""
+    words = " ".join(_TAG.sub(" ", text).replace("\ufffd", " ").split())
+    return words[:MAX_BODY_WORDS] if words.isprintable() else ""
 
 
 def _retry_after_seconds(value: str | None) -> float | None:

@@ -148,6 +148,20 @@ def test_a_first_send_the_server_refuses_leaves_no_chat_behind(
     assert json.loads(server.api("GET", "/api/chats")) == []
 
 
+def test_an_error_outside_the_contract_says_what_the_server_said(
+    riacho: Page, server: LiveServer, guard: PageGuard
+) -> None:
+    guard.allow_console_error(r"status of 500")
+    odd = {"status": 500, "json": {"message": "Internal Server Error: upstream pool exhausted"}}
+    scenarios.on_next_stream(riacho, server, lambda _: [odd])
+    riacho.locator("textarea[name=prompt]").fill("Hello?")
+    riacho.locator("[data-action=send]").click()
+    banner = riacho.locator("[data-error-code=http_error]")
+    expect(banner).to_contain_text("The server answered with an error.")
+    expect(banner).to_contain_text("HTTP 500: Internal Server Error: upstream pool exhausted")
+    expect(riacho.locator("textarea[name=prompt]")).to_have_value("Hello?")
+
+
 # --- edit and branches ----------------------------------------------------------------------------
 
 

@@ -320,24 +320,42 @@ def test_payload_rejects_invalid_values(model: type[BaseModel], data: Wire, fiel
             id="bytes-body-retry-after",
         ),
         pytest.param(
-            502, "<html>Bad gateway</html>", None, (502, "http_502", "HTTP 502", None), id="html"
+            502,
+            "<html><body><h1>502 Bad Gateway</h1><hr>nginx</body></html>",
+            None,
+            (502, "http_error", "HTTP 502: 502 Bad Gateway nginx", None),
+            id="html-words",
         ),
         pytest.param(
-            500, '{"error": "boom"}', None, (500, "http_500", "HTTP 500", None), id="wrong-shape"
+            500,
+            '{"error": "boom"}',
+            None,
+            (500, "http_error", "HTTP 500: boom", None),
+            id="wrong-shape-error-string",
         ),
         pytest.param(
-            503, b"\xff\xfe", " 7 ", (503, "http_503", "HTTP 503", 7.0), id="bad-bytes-padded"
+            500,
+            '{"message": "Internal Server Error"}',
+            None,
+            (500, "http_error", "HTTP 500: Internal Server Error", None),
+            id="wrong-shape-message",
+        ),
+        pytest.param(
+            503, b"\xff\xfe", " 7 ", (503, "http_error", "HTTP 503", 7.0), id="bad-bytes-padded"
+        ),
+        pytest.param(
+            500, "x" * 500, None, (500, "http_error", "HTTP 500: " + "x" * 200, None), id="long"
         ),
         pytest.param(
             503,
             "",
             "Wed, 21 Oct 2026 07:28:00 GMT",
-            (503, "http_503", "HTTP 503", None),
+            (503, "http_error", "HTTP 503", None),
             id="retry-after-date",
         ),
-        pytest.param(503, "", "1.5", (503, "http_503", "HTTP 503", None), id="retry-after-float"),
-        pytest.param(503, "", "²", (503, "http_503", "HTTP 503", None), id="retry-after-unicode"),
-        pytest.param(503, "", "-3", (503, "http_503", "HTTP 503", None), id="retry-after-neg"),
+        pytest.param(503, "", "1.5", (503, "http_error", "HTTP 503", None), id="retry-after-float"),
+        pytest.param(503, "", "²", (503, "http_error", "HTTP 503", None), id="retry-after-unicode"),
+        pytest.param(503, "", "-3", (503, "http_error", "HTTP 503", None), id="retry-after-neg"),
     ],
 )
 def test_parse_http_error(
