@@ -218,9 +218,14 @@ class View:
         self._announce(state)
 
     def _announce(self, state: State) -> None:
-        """One polite announcement when an answer of the chat on screen settles."""
+        """One polite announcement when an answer of the chat on screen settles; a new error
+        banner (an alert of its own) clears what the region said before."""
         previous, self._previous = self._previous, state
-        if previous is None or state.active_chat_id != previous.active_chat_id:
+        if previous is None:
+            return
+        if state.last_error is not None and state.last_error is not previous.last_error:
+            self._dom.announce("")
+        if state.active_chat_id != previous.active_chat_id:
             return
         for run in settled_runs(state, previous):
             if run.chat_id == state.active_chat_id and (words := announcement(run)):

@@ -148,6 +148,21 @@ def test_a_first_send_the_server_refuses_leaves_no_chat_behind(
     assert json.loads(server.api("GET", "/api/chats")) == []
 
 
+def test_an_error_banner_replaces_the_last_answers_announcement(
+    riacho: Page, server: LiveServer, guard: PageGuard
+) -> None:
+    guard.allow_console_error(r"status of 503")
+    completed(send(riacho, "A first question"))
+    announce = riacho.locator("[data-announce]")
+    expect(announce).to_have_text("Answer complete")
+    busy = {"status": 503, "json": {"error": {"code": "model_unavailable", "message": "busy"}}}
+    scenarios.on_next_stream(riacho, server, lambda _: [busy])
+    riacho.locator("textarea[name=prompt]").fill("A second one")
+    riacho.locator("[data-action=send]").click()
+    expect(riacho.locator("[data-error-code=model_unavailable]")).to_be_visible()
+    expect(announce).to_have_text("")
+
+
 def test_an_error_outside_the_contract_says_what_the_server_said(
     riacho: Page, server: LiveServer, guard: PageGuard
 ) -> None:
