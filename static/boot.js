@@ -35,6 +35,8 @@ function onKey(event) {
 form.addEventListener("submit", queue);
 prompt.addEventListener("keydown", onKey);
 prompt.disabled = false;
+// NOTE: the first Tab stop: past the chat list, straight to the message box
+document.querySelector("[data-action=skip-to-composer]").addEventListener("click", () => prompt.focus());
 document.querySelector("[data-action=send]").disabled = false;
 
 // The page's first reads, started now so that Python, once booted, finds them answered: the

@@ -488,6 +488,21 @@ def test_unavailable_models_are_disabled_with_their_reason(riacho: Page) -> None
     expect(offline).to_have_text(re.compile(r"unavailable: this demo model is always offline"))
 
 
+FIRST_TAB_STOP = """() => [...document.querySelectorAll('button, a[href], input, select, textarea')]
+    .find((e) => !e.disabled && e.tabIndex >= 0 && !e.closest('[hidden], dialog'))"""
+
+
+def test_a_skip_link_is_the_first_tab_stop_and_goes_past_the_chat_list(riacho: Page) -> None:
+    skip = riacho.locator("[data-action=skip-to-composer]")
+    assert riacho.evaluate(f"({FIRST_TAB_STOP})() === document.querySelector('.skip-link')")
+    expect(skip).not_to_be_in_viewport()
+    skip.focus()
+    expect(skip).to_be_in_viewport()
+    expect(skip).to_have_text("Skip to the message box")
+    riacho.keyboard.press("Enter")
+    expect(riacho.locator("textarea[name=prompt]")).to_be_focused()
+
+
 def test_keyboard_shortcuts(riacho: Page, size: str) -> None:
     if size == "mobile":
         pytest.skip("single-key shortcuts are for keyboards")
