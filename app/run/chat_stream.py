@@ -27,6 +27,7 @@ from app.state.actions import (
     ChatCreated,
     ChatRenamed,
     ChatSelected,
+    ContextMeasured,
     EditingChanged,
     ErrorDismissed,
     ErrorRaised,
@@ -44,6 +45,7 @@ from app.state.state import (
     MessageState,
     RunState,
     State,
+    context_of,
     settled_runs,
 )
 from app.state.store import Listener, Store, print_error
@@ -327,9 +329,11 @@ class ChatStream:
 
     async def _compact(self, chat_id: str) -> None:
         try:
-            await self._env.api.compact_chat(chat_id)
+            result = await self._env.api.compact_chat(chat_id)
         except ChatError as error:
             self.report_error(error)
+            return
+        self._store.dispatch(ContextMeasured(chat_id, context_of(result)))
 
     def _stop_run(self, run_id: str) -> Task:
         self._store.dispatch(StopRequested(run_id, self._env.clock()))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from app.state.state import ChatState, Editing, ErrorInfo, RunState
+from app.state.state import ChatState, ContextInfo, Editing, ErrorInfo, RunState
 from app.wire.api import AttachmentInfo
 from app.wire.errors import TimeoutKind
 from app.wire.protocol import SkippedFrame, StreamEvent
@@ -93,6 +93,14 @@ class ChatLoaded:
     """A chat's history arrived (ignored if the chat already has messages here)."""
 
     chat: ChatState
+
+
+@dataclass(frozen=True, slots=True)
+class ContextMeasured:
+    """A chat's context usage became known outside a run (its compaction answered)."""
+
+    chat_id: str
+    info: ContextInfo
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,6 +294,7 @@ ChatAction = (
     | ChatsListed
     | ChatCreated
     | ChatLoaded
+    | ContextMeasured
     | ChatRenamed
     | ChatDeleted
     | SearchChanged

@@ -34,6 +34,7 @@ from app.state.state import (
     Restored,
     RunState,
     RunStatus,
+    context_of,
 )
 from app.state.text import Text
 from app.state.trace import RunTrace
@@ -107,16 +108,7 @@ def _holding(messages: list[MessageState], run_id: str) -> tuple[int, MessageSta
 
 
 def _context(detail: ChatDetail) -> ContextInfo | None:
-    usage = detail.context_info
-    if usage is None:
-        return None
-    return ContextInfo(
-        usage.used_tokens,
-        usage.max_tokens,
-        usage.ratio,
-        usage.severity,
-        usage.compaction_recommended,
-    )
+    return None if detail.context_info is None else context_of(detail.context_info)
 
 
 def _prompt(out: MessageOut, after_run: str | None) -> MessageState:

@@ -23,6 +23,7 @@ from app.state.actions import (
     ChatRenamed,
     ChatSelected,
     ChatsListed,
+    ContextMeasured,
     EditingChanged,
     ErrorDismissed,
     ErrorRaised,
@@ -51,7 +52,6 @@ from app.state.state import (
     SETTLED,
     TOP,
     ChatState,
-    ContextInfo,
     Editing,
     FallbackNotice,
     GapHeld,
@@ -60,6 +60,7 @@ from app.state.state import (
     RunState,
     Search,
     State,
+    context_of,
 )
 from app.wire.protocol import ContextInfoEvent, FallbackNoticeEvent, StreamEvent, UserMessageIdEvent
 
@@ -75,6 +76,9 @@ def reduce(state: State, action: Action) -> State:
             return _created(state, action)
         case ChatLoaded(chat=chat):
             return _loaded(state, chat)
+        case ContextMeasured(chat_id=chat_id, info=info):
+            known = state.chats.get(chat_id)
+            return state if known is None else _put_chat(state, replace(known, context_info=info))
         case ChatRenamed():
             return _renamed(state, action)
         case ChatDeleted(chat_id=chat_id):
@@ -387,14 +391,7 @@ def _chat_effects(chat: ChatState, event: StreamEvent) -> ChatState:
     """Events that change the chat rather than the run: context usage, the user message id."""
     match event:
         case ContextInfoEvent():
-            info = ContextInfo(
-                event.used_tokens,
-                event.max_tokens,
-                event.ratio,
-                event.severity,
-                event.compaction_recommended,
-            )
-            return replace(chat, context_info=info)
+            return replace(chat, context_info=context_of(event))
         case UserMessageIdEvent(message_id=message_id):
             answer = chat.find_message(event.run_id)
             prompt = chat.find_message(answer.reply_to) if answer and answer.reply_to else None

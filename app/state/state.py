@@ -44,7 +44,8 @@ from typing import Final, Literal
 
 from app.state.parts import Parts, answer_text
 from app.state.trace import RunTrace
-from app.wire.api import AttachmentInfo
+from app.wire.api import AttachmentInfo, ContextUsage
+from app.wire.protocol import ContextInfoEvent
 
 RunStatus = Literal[
     "connecting", "receiving", "completed", "cancelling", "cancelled", "interrupted", "failed"
@@ -102,6 +103,17 @@ class ContextInfo:
     ratio: float
     severity: Literal["ok", "warning", "critical"]
     compaction_recommended: bool
+
+
+def context_of(usage: ContextUsage | ContextInfoEvent) -> ContextInfo:
+    """The context usage of a ``context_info`` event, a chat's read or a compaction's answer."""
+    return ContextInfo(
+        usage.used_tokens,
+        usage.max_tokens,
+        usage.ratio,
+        usage.severity,
+        usage.compaction_recommended,
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from playwright.sync_api import Locator, Page, expect
 
 from tests.e2e.scenarios import send
@@ -52,6 +54,27 @@ def test_compaction_drops_the_context_shown_after_the_next_turn(app: Page) -> No
     assert compacted.value.ok
     _send(app, "Five")
     assert float(ring.get_attribute("data-ratio") or "nan") < before
+
+
+def test_the_ring_survives_a_reload_and_a_compaction_shows_at_once(app: Page) -> None:
+    ring = app.locator("[data-context-ring]")
+    callout = app.locator("[data-callout=compaction]")
+    for prompt in ("One", "Two", "Three", "Four"):
+        _send(app, prompt)
+    expect(ring).to_have_attribute("data-severity", "critical")
+    before = ring.get_attribute("data-ratio") or "nan"
+
+    app.reload()
+    app.wait_for_selector("html[data-ready]", state="attached", timeout=60_000)
+    expect(ring).to_have_attribute("data-ratio", before)
+    expect(callout).to_be_visible()
+
+    with app.expect_response("**/compact") as compacted:
+        callout.locator("[data-action=compact]").click()
+    after = compacted.value.json()["ratio"]
+    expect(callout).to_have_count(0)
+    expect(ring).to_have_attribute("data-ratio", re.compile(rf"^{after}"))
+    assert after < float(before), "no next answer needed to see the drop"
 
 
 # NOTE: the answer's DOM without the run details (a diagnostic trace that only live runs have)

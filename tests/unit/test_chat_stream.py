@@ -429,3 +429,15 @@ async def test_compact_asks_the_api_and_a_failure_shows_in_the_banner() -> None:
     await finish(chat.compact("c1"))
     error = chat.get_state().last_error
     assert error is not None and error.code == "model_unavailable"
+
+
+async def test_a_compacted_chat_shows_its_smaller_context_at_once() -> None:
+    fake = FakeTransport()
+    chat = make_stream(fake)
+    await open_chat(fake, chat)
+    chat_id = chat.get_state().active_chat_id
+    assert chat_id is not None
+    await finish(chat.compact(chat_id))
+    info = chat.get_state().context_info
+    assert info is not None
+    assert (info.ratio, info.severity, info.compaction_recommended) == (0.1, "ok", False)
