@@ -324,6 +324,7 @@ class Page:
             return
         js_prompt = query("textarea[name=prompt]")
         if self._controller.submit(read_composer(self._files.attached())):
+            self._close_options()
             js_prompt.value = ""
             _autosize(js_prompt)
             self.drafts.keep("")
@@ -389,6 +390,9 @@ class Page:
         if self._controller.cancel_editing():
             query("textarea[name=prompt]").focus()
             return
+        if self._close_options():
+            query("[data-action=composer-options]").focus()
+            return
         if self._drawer_open():
             self._close_drawer()
             return
@@ -410,6 +414,9 @@ class Page:
     # --- clicks ----------------------------------------------------------------------------------
 
     def _on_click(self, js_event: JsValue) -> None:
+        inside = "#composer-options, [data-action=composer-options]"
+        if not present(js_event.target.closest(inside)):
+            self._close_options()  # NOTE: a tap anywhere else closes the options panel
         js_target = js_event.target.closest("[data-action], [data-chat-id]")
         if not present(js_target) or js_target.hasAttribute("disabled"):
             return
@@ -538,6 +545,15 @@ class Page:
         expanded = str(js_button.getAttribute("aria-expanded")) == "true"
         js_button.setAttribute("aria-expanded", "false" if expanded else "true")
         query("#composer").classList.toggle("options-open", not expanded)
+
+    def _close_options(self) -> bool:
+        """Close the composer's options panel (a phone's); ``True`` if it was open."""
+        js_composer = query("#composer")
+        if not bool(js_composer.classList.contains("options-open")):
+            return False
+        js_composer.classList.remove("options-open")
+        query("[data-action=composer-options]").setAttribute("aria-expanded", "false")
+        return True
 
     def _on_toggle(self, js_event: JsValue) -> None:
         js_button = js_event.currentTarget

@@ -503,6 +503,37 @@ def test_a_skip_link_is_the_first_tab_stop_and_goes_past_the_chat_list(riacho: P
     expect(riacho.locator("textarea[name=prompt]")).to_be_focused()
 
 
+def test_the_phone_s_options_panel_closes_on_escape_a_tap_elsewhere_and_send(
+    riacho: Page, size: str
+) -> None:
+    if size != "mobile":
+        pytest.skip("the options panel is a phone's (the options are inline on a wide screen)")
+    toggle = riacho.locator("[data-action=composer-options]")
+    panel = riacho.locator("#composer-options")
+
+    def open_panel() -> None:
+        toggle.click()
+        expect(panel).to_be_visible()
+        expect(toggle).to_have_attribute("aria-expanded", "true")
+
+    open_panel()
+    riacho.keyboard.press("Escape")
+    expect(panel).to_be_hidden()
+    expect(toggle).to_have_attribute("aria-expanded", "false")
+    expect(toggle).to_be_focused()
+
+    open_panel()
+    riacho.locator("[data-action=thinking]").click()  # NOTE: inside: it stays open
+    expect(panel).to_be_visible()
+    riacho.locator("#messages").click(position={"x": 20, "y": 20})
+    expect(panel).to_be_hidden()
+
+    open_panel()
+    answer = send(riacho, "Options closed?")
+    expect(panel).to_be_hidden()
+    completed(answer)
+
+
 def test_keyboard_shortcuts(riacho: Page, size: str) -> None:
     if size == "mobile":
         pytest.skip("single-key shortcuts are for keyboards")
