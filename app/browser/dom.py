@@ -164,6 +164,12 @@ class BrowserDom:
         if not str(js_prompt.value).strip():
             js_prompt.value = text
 
+    def set_model(self, model_id: str) -> None:
+        js_select = query("select[name=model]")
+        offered = any(str(o.value) == model_id for o in js_select.options)
+        if offered:
+            js_select.value = model_id
+
     def announce(self, text: str) -> None:
         js_region = query("[data-announce]")
         # NOTE: the same words twice in a row must still be spoken: clear, then set.

@@ -5,6 +5,7 @@ what only the page holds (files being uploaded, unsent drafts) and calls the con
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -57,6 +58,35 @@ def read_composer(attachments: Sequence[AttachmentInfo]) -> Composer:
 
 def _pressed(selector: str) -> bool:
     return str(query(selector).getAttribute("aria-pressed")) == "true"
+
+
+OPTIONS_KEY = "riacho.options"
+TOGGLES = ("thinking", "tools")
+
+
+def keep_options() -> None:
+    """Remember Thinking, Tools and the effort in ``localStorage`` (a reload keeps them)."""
+    kept = {name: _pressed(f"[data-action={name}]") for name in TOGGLES}
+    kept_effort = str(query("select[name=reasoningEffort]").value)
+    try:
+        js.localStorage.setItem(OPTIONS_KEY, json.dumps({**kept, "effort": kept_effort}))
+    except Exception:  # NOTE: storage refused (private mode, quota): options are a nicety
+        return
+
+
+def restore_options() -> None:
+    """Put back the options :func:`keep_options` remembered."""
+    try:
+        kept = json.loads(str(js.localStorage.getItem(OPTIONS_KEY) or "{}"))
+    except Exception:
+        return
+    if not isinstance(kept, dict):
+        return
+    for name in TOGGLES:
+        if isinstance(kept.get(name), bool):
+            query(f"[data-action={name}]").setAttribute("aria-pressed", str(kept[name]).lower())
+    if kept.get("effort") in ("low", "medium", "high"):
+        query("select[name=reasoningEffort]").value = kept["effort"]
 
 
 async def signed_in(api: ChatApi) -> SessionInfo:
@@ -297,6 +327,7 @@ class Page:
         on(query("input[name=chat-search]"), "input", self._on_search)
         for selector in ("[data-action=thinking]", "[data-action=tools]"):
             on(query(selector), "click", self._on_toggle)
+        on(query("select[name=reasoningEffort]"), "change", lambda _event: keep_options())
 
     def teardown(self) -> None:
         self._listeners.teardown()
@@ -313,6 +344,7 @@ class Page:
             "input[name=chat-search]",
         ):
             query(selector).disabled = False
+        restore_options()
         self.drafts.restore()
         _autosize(query("textarea[name=prompt]"))
 
@@ -559,6 +591,7 @@ class Page:
         js_button = js_event.currentTarget
         pressed = str(js_button.getAttribute("aria-pressed")) == "true"
         js_button.setAttribute("aria-pressed", "false" if pressed else "true")
+        keep_options()
 
     # --- files -----------------------------------------------------------------------------------
 

@@ -196,6 +196,7 @@ class ChatStream:
             return None
         latest = max(attempts, key=lambda a: a.attempt)
         run_id = self._make_id("run")
+        options = self._options.get(latest.run_id, SendOptions())
         self._store.dispatch(
             RunStarted(
                 run_id,
@@ -205,9 +206,9 @@ class ChatStream:
                 prompt.text,
                 attempt=latest.attempt + 1,
                 retry_of_run_id=latest.run_id,
+                model_id=options.model_id,
             )
         )
-        options = self._options.get(latest.run_id, SendOptions())
         self._options[run_id] = options
         body = options.body(chat.chat_id, prompt.text, run_id, retry_of=latest.run_id)
         return self._begin(run_id, drive(self._env, run_id, body))
@@ -312,6 +313,7 @@ class ChatStream:
                 prompt_id,
                 after_run=after_run,
                 attachments=options.attachments,
+                model_id=options.model_id,
             )
         )
         self._options[run_id] = options

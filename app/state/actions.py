@@ -154,6 +154,7 @@ class RunStarted:
     retry_of_run_id: str | None = None
     after_run: str | None = None  # a send: the run whose answer the prompt follows
     attachments: tuple[AttachmentInfo, ...] = ()  # a send: the files sent with the prompt
+    model_id: str | None = None  # the model asked (None: the server's choice)
 
 
 @dataclass(frozen=True, slots=True)

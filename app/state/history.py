@@ -75,6 +75,7 @@ def chat_from_detail(detail: ChatDetail) -> ChatState:
         runs,
         context_info=_context(detail),
         loaded=True,
+        model_id=detail.model_id,
         updated_at=detail.updated_at.timestamp(),
     )
     return _show_newest(chat, detail.messages, run_of)

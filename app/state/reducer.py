@@ -251,6 +251,7 @@ def _start(state: State, action: RunStarted) -> State:
         runs={**chat.runs, action.run_id: new_run(action)},
         live_runs=(*chat.live_runs, action.run_id),
         branches=branches,
+        model_id=action.model_id or chat.model_id,
     )
     return replace(_put_chat(state, chat), composer_draft="", last_error=None, editing=Editing())
 

@@ -269,6 +269,7 @@ class ChatState:
     loaded: bool = False  # messages fetched from the server (or the chat was made here)
     updated_at: float | None = None  # the server's last activity (epoch s); None: just now
     branches: Mapping[str, str] = field(default_factory=dict)  # fork -> chosen prompt id
+    model_id: str | None = None  # the model of its last answer, as the server read it
 
     @property
     def is_generating(self) -> bool:

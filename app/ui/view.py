@@ -78,6 +78,9 @@ class Dom(Protocol):
     def set_draft(self, text: str) -> None:
         """Put ``text`` back into the composer."""
 
+    def set_model(self, model_id: str) -> None:
+        """Show ``model_id`` in the model picker (if the picker offers it)."""
+
     def announce(self, text: str) -> None:
         """Say ``text`` in the one polite live region (``[data-announce]``)."""
 
@@ -204,6 +207,7 @@ class View:
         self._order: list[str] | None = None
         self._controls: Controls | None = None
         self._draft = ""
+        self._model_shown_for: str | None = None  # the chat whose model the picker was set to
 
     def render(self, state: State) -> None:
         """Bring the page in line with ``state``."""
@@ -305,6 +309,16 @@ class View:
         if state.composer_draft and state.composer_draft != self._draft:
             self._dom.set_draft(state.composer_draft)
         self._draft = state.composer_draft
+        self._show_chat_model(state.active_chat)
+
+    def _show_chat_model(self, chat: ChatState | None) -> None:
+        """Once per chat opened (as soon as its read is in), the picker shows the chat's model:
+        the next answer goes on with it unless the user picks another."""
+        if chat is None or not chat.loaded or chat.chat_id == self._model_shown_for:
+            return
+        self._model_shown_for = chat.chat_id
+        if chat.model_id is not None:
+            self._dom.set_model(chat.model_id)
 
 
 def _can_patch(seen: _Shown | None, shown: _Shown) -> bool:

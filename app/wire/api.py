@@ -158,6 +158,7 @@ class ChatDetail(ChatSummary):
 
     messages: list[MessageOut] = Field(default_factory=list)
     context_info: ContextUsage | None = None
+    model_id: str | None = None  # the model of its last answer (the picker shows it)
 
 
 class CompactionResult(ContextUsage):

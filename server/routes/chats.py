@@ -136,6 +136,7 @@ async def get_chat(request: web.Request) -> web.Response:
         updated_at=summary.updated_at,
         messages=await chat_messages(svc.db, row["id"]),
         context_info=ContextUsagePayload(**usage.fields()),
+        model_id=row["last_model_id"],
     )
     return answer_payload(detail)
 

@@ -534,6 +534,41 @@ def test_the_phone_s_options_panel_closes_on_escape_a_tap_elsewhere_and_send(
     completed(answer)
 
 
+def test_the_picker_shows_each_chats_model_and_the_toggles_survive_a_reload(
+    riacho: Page, size: str
+) -> None:
+    picker = riacho.locator("select[name=model]")
+
+    def show_options() -> None:  # NOTE: on a phone they are in a panel
+        toggle = riacho.locator("[data-action=composer-options]")
+        if size == "mobile" and toggle.get_attribute("aria-expanded") != "true":
+            toggle.click()
+
+    show_options()
+    picker.select_option("riacho-mini")
+    completed(send(riacho, "A chat with the mini model"))
+    mini_chat = active_chat_id(riacho)
+    open_chat_list(riacho, size)
+    riacho.locator("[data-action=new-chat]").click()
+    show_options()
+    picker.select_option("riacho-demo")
+    completed(send(riacho, "A chat with the demo model"))
+    open_chat_list(riacho, size)
+    chat_item(riacho, mini_chat).click()
+    expect(picker).to_have_value("riacho-mini")
+
+    show_options()
+    riacho.locator("[data-action=thinking]").click()
+    riacho.locator("[data-action=tools]").click()
+    riacho.locator("select[name=reasoningEffort]").select_option("high")
+    riacho.reload()
+    riacho.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
+    expect(picker).to_have_value("riacho-mini")
+    expect(riacho.locator("[data-action=thinking]")).to_have_attribute("aria-pressed", "true")
+    expect(riacho.locator("[data-action=tools]")).to_have_attribute("aria-pressed", "true")
+    expect(riacho.locator("select[name=reasoningEffort]")).to_have_value("high")
+
+
 def test_keyboard_shortcuts(riacho: Page, size: str) -> None:
     if size == "mobile":
         pytest.skip("single-key shortcuts are for keyboards")

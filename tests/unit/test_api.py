@@ -210,6 +210,7 @@ PAYLOADS: list[tuple[type[BaseModel], Wire]] = [
                 "severity": "critical",
                 "compactionRecommended": True,
             },
+            "modelId": "riacho-mini",
         },
     ),
     (

@@ -50,6 +50,9 @@ class FakeDom:
     def announce(self, text: str) -> None:
         self.calls.append(("announce", text))
 
+    def set_model(self, model_id: str) -> None:
+        self.calls.append(("set_model", model_id))
+
     def take(self) -> list[tuple[str, Any]]:
         calls, self.calls = self.calls, []
         return calls
@@ -584,3 +587,19 @@ def test_a_message_shown_again_after_another_branch_is_rendered_whole() -> None:
     order, changed = synced(calls)
     assert order == ["u_c1", "a_c1"] and set(changed) == {"u_c1", "a_c1"}
     assert patches(calls) == {}
+
+
+def test_the_picker_shows_a_chats_model_once_each_time_the_chat_is_opened() -> None:
+    dom = FakeDom()
+    view = View(dom)
+    first = replace(one_turn(status="completed"), model_id="riacho-mini", loaded=True)
+    second = replace(
+        one_turn(chat_id="c2", status="completed"), model_id="riacho-demo", loaded=True
+    )
+    models = []
+    for active in ("c1", "c1", "c2", "c1"):
+        view.render(state_of(first, second, active=active))
+        models += [args for name, args in dom.take() if name == "set_model"]
+    assert models == ["riacho-mini", "riacho-demo", "riacho-mini"], (
+        "once per opening, not per render"
+    )
