@@ -60,6 +60,7 @@ def _pressed(selector: str) -> bool:
     return str(query(selector).getAttribute("aria-pressed")) == "true"
 
 
+SWITCHERS = frozenset({"attempt-prev", "attempt-next", "branch-prev", "branch-next"})
 OPTIONS_KEY = "riacho.options"
 TOGGLES = ("thinking", "tools")
 
@@ -459,6 +460,9 @@ class Page:
             return
         action = str(js_target.getAttribute("data-action") or "")
         message_id = text_or_none(js_target.getAttribute("data-message-id"))
+        if action in SWITCHERS:
+            self._switch(js_target, action, message_id)
+            return
         handler = self._page_actions().get(action)
         if handler is not None:
             handler(js_target)
@@ -482,7 +486,7 @@ class Page:
             "new-chat": lambda _t: self._new_chat(),
             "copy-code": self._copy_code,
             "suggest": self._suggest,
-            "jump-to-latest": lambda _t: self._dom.follow(),
+            "jump-to-latest": self._jump_to_latest,
             "remove-attachment": self._remove_file,
             "open-drawer": lambda _t: self._open_drawer(),
             "close-drawer": lambda _t: self._close_drawer(),
@@ -490,6 +494,35 @@ class Page:
             "shortcuts": lambda _t: query("#shortcuts").showModal(),
             "confirm-delete": self._confirm_delete,
         }
+
+    def _switch(self, js_target: JsValue, action: str, message_id: str | None) -> None:
+        """Previous or next attempt or branch; the keyboard stays on the switcher of the message now
+        shown there (a branch shows another user message at the same place)."""
+        kind = "attempt" if action.startswith("attempt") else "branch"
+        role = "assistant" if kind == "attempt" else "user"
+        js_messages = js.document.querySelectorAll(f"[data-role={role}]")
+        js_message = js_target.closest(f"[data-role={role}]")
+        place = next(
+            (i for i in range(int(js_messages.length)) if js_messages.item(i) == js_message), -1
+        )
+        self._controller.click(action, message_id)
+        order = (action, f"{kind}-next" if action.endswith("prev") else f"{kind}-prev")
+
+        def refocus() -> None:
+            js_now = js.document.querySelectorAll(f"[data-role={role}]")
+            if 0 <= place < int(js_now.length):
+                for wanted in order:
+                    js_button = js_now.item(place).querySelector(f"[data-action={wanted}]")
+                    if present(js_button) and not bool(js_button.disabled):
+                        js_button.focus()
+                        return
+            query("textarea[name=prompt]").focus()
+
+        request_frame(refocus)
+
+    def _jump_to_latest(self, _js_target: JsValue) -> None:
+        self._dom.follow()
+        query("textarea[name=prompt]").focus()  # NOTE: the button goes; focus never falls away
 
     def _stop(self) -> None:
         self._controller.click("stop")
