@@ -11,6 +11,7 @@ from app.browser.enhance import Enhancer
 from app.run.chat_stream import ChatStream
 from app.run.config import ClientConfig
 from app.state import parts
+from app.state.history import view_of
 from app.state.state import State
 from app.state.trace import format_trace
 from app.ui import markdown
@@ -49,6 +50,22 @@ def _switch_drafts(drafts: page.Drafts) -> Callable[[State, State], None]:
     return on_change
 
 
+def _keep_views(views: page.LocalViews) -> Callable[[State, State], None]:
+    """Each chat remembers the branch and the attempts on screen (a reload shows the same)."""
+
+    def on_change(state: State, previous: State) -> None:
+        chat, before = state.active_chat, previous.active_chat
+        if chat is None or not chat.loaded or before is None or before.chat_id != chat.chat_id:
+            return
+        if chat.branches is before.branches and chat.messages is before.messages:
+            return
+        view = view_of(chat)
+        if view != view_of(before):
+            views.save(chat.chat_id, view)
+
+    return on_change
+
+
 def _teardown(stream: ChatStream, bindings: page.Page, dom: BrowserDom) -> Callable[[], None]:
     """Leaving the page: stop every task (aborting its requests) and every listener."""
 
@@ -77,9 +94,11 @@ async def main() -> None:
     api = net.BrowserApi(backend)
     session = await page.signed_in(api)
     page.show_account(session)
+    views = page.LocalViews()
     stream = ChatStream(
         net.BrowserStreams(backend),
         api,
+        views=views,
         config=config,
         clock=edge.now_ms,
         is_online=edge.is_online,
@@ -96,6 +115,7 @@ async def main() -> None:
     stream.subscribe(coalescer.on_change)
     stream.subscribe(_remember_active_chat)
     stream.subscribe(_refresh_titles(stream))
+    stream.subscribe(_keep_views(views))
     controller = Controller(stream, page.copy_to_clipboard)
     bindings = page.Page(controller, api, dom, session.limits)
     queued = edge.take_queued_prompts()  # NOTE: with bind(), one synchronous step: none lost

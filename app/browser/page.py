@@ -24,6 +24,7 @@ from app.browser.edge import (
 )
 from app.run.chat_stream import SendOptions
 from app.run.transport import ChatApi
+from app.state.history import ChatView
 from app.ui.controller import Composer, Controller, key_intent, shortcut_for
 from app.ui.render import ComposerFile, composer_files_html
 from app.wire.api import AttachmentInfo, ModelInfo, SessionInfo, UploadLimits, human_size
@@ -213,6 +214,24 @@ class Drafts:
             return text_or_none(js.localStorage.getItem(DRAFT_KEY + chat)) or ""
         except Exception:
             return ""
+
+
+class LocalViews:
+    """Each chat's view (the branch and the attempts on screen) in ``localStorage``."""
+
+    KEY = "riacho.view."
+
+    def load(self, chat_id: str) -> ChatView | None:
+        try:
+            return ChatView.from_json(json.loads(str(js.localStorage.getItem(self.KEY + chat_id))))
+        except Exception:  # NOTE: none kept, storage refused, or not JSON: shown as read
+            return None
+
+    def save(self, chat_id: str, view: ChatView) -> None:
+        try:
+            js.localStorage.setItem(self.KEY + chat_id, json.dumps(view.to_json()))
+        except Exception:  # NOTE: storage refused (private mode, quota): a nicety
+            return
 
 
 class Files:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from app.run.cancel import settle_cancel
-from app.run.chats import ChatLoader
+from app.run.chats import ChatLoader, ViewMemory
 from app.run.config import ClientConfig
 from app.run.runner import RunEnv, Window, drive, error_info, read_resumed
 from app.run.transport import ChatApi, StreamTransport
@@ -113,6 +113,7 @@ class ChatStream:
         make_id: Callable[[str], str] = new_id,
         on_trace: Callable[[RunTrace], None] | None = None,
         on_error: Callable[[BaseException], None] = print_error,
+        views: ViewMemory | None = None,
     ) -> None:
         self._store: Store[State, Action] = Store(State(), reduce, on_error)
         self._env = RunEnv(self._store, streams, api, config or ClientConfig(), clock, is_online)
@@ -121,7 +122,11 @@ class ChatStream:
         self._tasks: set[Task] = set()
         self._work: dict[str, Task] = {}  # run id -> the task reading or cancelling it
         self._chats = ChatLoader(
-            self._store, api, self._track, lambda run: self._resume_run(run, automatic=True)
+            self._store,
+            api,
+            self._track,
+            lambda run: self._resume_run(run, automatic=True),
+            views,
         )
         self._options: dict[str, SendOptions] = {}
         self._preparing = False

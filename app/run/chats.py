@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from app.run.runner import error_info
 from app.run.transport import ChatApi
@@ -24,7 +24,7 @@ from app.state.actions import (
     ErrorRaised,
     SearchFound,
 )
-from app.state.history import chat_from_detail, detached_runs
+from app.state.history import ChatView, chat_from_detail, detached_runs, with_view
 from app.state.state import ErrorInfo, State
 from app.state.store import Store
 from app.wire.api import ChatSummary
@@ -38,6 +38,21 @@ def listing(summary: ChatSummary) -> ChatListing:
     return ChatListing(summary.id, summary.title, summary.updated_at.timestamp())
 
 
+class ViewMemory(Protocol):
+    """Where a chat's view (what was on screen) is kept between page loads."""
+
+    def load(self, chat_id: str) -> ChatView | None:
+        """The view kept for ``chat_id``, if any."""
+        ...
+
+
+class NoMemory:
+    """Keeps nothing: a chat is shown as read."""
+
+    def load(self, chat_id: str) -> ChatView | None:
+        return None
+
+
 class ChatLoader:
     """Fetches chats into the store; one history request per chat at a time."""
 
@@ -47,9 +62,11 @@ class ChatLoader:
         api: ChatApi,
         track: Callable[[asyncio.Task[Any]], None],
         reattach: Callable[[str], object],
+        views: ViewMemory | None = None,
     ) -> None:
         self._store, self._api = store, api
         self._track, self._reattach = track, reattach
+        self._views = views or NoMemory()
         self._loads: dict[str, asyncio.Task[bool]] = {}
 
     def load(self, chat_id: str) -> asyncio.Task[bool]:
@@ -117,7 +134,9 @@ class ChatLoader:
         except ChatError as error:
             self._store.dispatch(ErrorRaised(error_info(error)))
             return False
-        self._store.dispatch(ChatLoaded(chat_from_detail(detail)))
+        chat = chat_from_detail(detail)
+        view = self._views.load(chat_id)
+        self._store.dispatch(ChatLoaded(chat if view is None else with_view(chat, view)))
         for run_id in detached_runs(self._store.get_state().chats[chat_id]):
             self._reattach(run_id)
         return True

@@ -21,7 +21,8 @@ reason ``detached``: the store re-attaches to it at once by resuming (SPEC §5, 
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 
 from app.state.parts import TextPart, parts_from_json
 from app.state.state import (
@@ -169,6 +170,60 @@ def _add_attempt(message: MessageState, run: RunState, runs: dict[str, RunState]
     """``message`` with ``run`` among its attempts, sorted by attempt; the latest shown."""
     run_ids = sorted((*message.run_ids, run.run_id), key=lambda r: runs[r].attempt)
     return replace(message, run_ids=tuple(run_ids), shown=len(run_ids) - 1)
+
+
+@dataclass(frozen=True, slots=True)
+class ChatView:
+    """What of a chat was on screen: the prompt chosen at each fork (by the server's id) and
+    the attempts shown (by run id). Kept on the device, so a reload shows the same."""
+
+    branches: Mapping[str, str] = field(default_factory=dict)  # fork -> prompt (server id)
+    runs: tuple[str, ...] = ()  # the attempt shown of each answer that has several
+
+    def to_json(self) -> dict[str, object]:
+        return {"branches": dict(self.branches), "runs": list(self.runs)}
+
+    @classmethod
+    def from_json(cls, data: object) -> ChatView | None:
+        """The view of stored JSON; ``None`` when it is not one (never raises)."""
+        if not isinstance(data, dict):
+            return None
+        branches, runs = data.get("branches"), data.get("runs")
+        if not isinstance(branches, dict) or not isinstance(runs, list):
+            return None
+        pairs = {str(k): str(v) for k, v in branches.items() if isinstance(v, str)}
+        return cls(pairs, tuple(str(r) for r in runs if isinstance(r, str)))
+
+
+def view_of(chat: ChatState) -> ChatView:
+    """The choices on screen in ``chat`` (see :class:`ChatView`)."""
+    by_id = {m.id: m for m in chat.messages}
+    branches = {
+        fork: by_id[chosen].server_id or chosen
+        for fork, chosen in chat.branches.items()
+        if chosen in by_id
+    }
+    runs = tuple(
+        str(m.shown_run_id) for m in chat.messages if m.role == "assistant" and len(m.run_ids) > 1
+    )
+    return ChatView(branches, runs)
+
+
+def with_view(chat: ChatState, view: ChatView) -> ChatState:
+    """``chat`` showing the remembered choices that still exist in it (the rest as read)."""
+    prompts = {m.server_id or m.id: m for m in chat.messages if m.role == "user"}
+    branches = dict(chat.branches)
+    for fork, prompt_id in view.branches.items():
+        prompt = prompts.get(prompt_id)
+        if prompt is not None and (prompt.after_run or TOP) == fork:
+            branches[fork] = prompt.id
+    messages = tuple(
+        replace(m, shown=m.run_ids.index(shown))
+        if (shown := next((r for r in view.runs if r in m.run_ids), None)) is not None
+        else m
+        for m in chat.messages
+    )
+    return replace(chat, messages=messages, branches=branches)
 
 
 def detached_runs(chat: ChatState) -> tuple[str, ...]:

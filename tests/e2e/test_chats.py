@@ -175,14 +175,14 @@ def test_an_edited_first_prompt_stays_a_branch_after_a_reload(riacho: Page) -> N
 
     riacho.reload()
     riacho.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
-    # NOTE: one conversation on screen (the newest), never both prompts as one transcript
-    expect(prompts).to_have_text(["Name a river in Portugal"])
+    # NOTE: one conversation on screen, the one that was (never both prompts as one)
+    expect(prompts).to_have_text(["Name a river in Brazil"])
     expect(riacho.locator("[data-role=assistant]")).to_have_count(1)
     switcher = riacho.locator("[data-role=user] .switcher-label")
-    expect(switcher).to_have_text("2 / 2")
-    riacho.locator("[data-role=user] [data-action=branch-prev]").click()
-    expect(prompts).to_have_text(["Name a river in Brazil"])
     expect(switcher).to_have_text("1 / 2")
+    riacho.locator("[data-role=user] [data-action=branch-next]").click()
+    expect(prompts).to_have_text(["Name a river in Portugal"])
+    expect(switcher).to_have_text("2 / 2")
     expect(riacho.locator("[data-role=assistant]")).to_have_count(1)
 
 
@@ -231,3 +231,20 @@ def test_every_ending_shows_the_same_after_a_reload(riacho: Page, server: LiveSe
         reloaded = answer_of(riacho, run_id)
         expect(reloaded).to_have_attribute("data-status", status, timeout=STREAM_MS)
         assert reloaded.evaluate(ENDING_FOOTPRINT) == before[run_id], name
+
+
+def test_the_attempt_on_screen_is_the_one_shown_after_a_reload(riacho: Page) -> None:
+    first = send(riacho, "Say something")
+    expect(first).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
+    with riacho.expect_request("**/api/respond/stream") as again:
+        first.locator("[data-action=regenerate]").click()
+    second = answer_of(riacho, json.loads(again.value.post_data or "{}")["runId"])
+    expect(second).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
+    second.locator("[data-action=attempt-prev]").click()
+    expect(riacho.locator("[data-role=assistant]")).to_have_attribute("data-attempt", "1")
+
+    riacho.reload()
+    riacho.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
+    shown = riacho.locator("[data-role=assistant]")
+    expect(shown).to_have_attribute("data-attempt", "1")
+    expect(shown.locator(".switcher-label")).to_have_text("1 / 2")

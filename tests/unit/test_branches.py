@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.state.history import chat_from_detail
+from app.state.history import ChatView, chat_from_detail, view_of, with_view
 from app.state.state import TOP, ChatState, MessageState
 from app.wire.api import AttachmentInfo, MessageOut
 from tests.unit.fakes import (
@@ -295,3 +296,36 @@ def test_history_keeps_a_prompts_attachments() -> None:
         detail("c", [MessageOut(id="u1", role="user", text="q", attachments=[note])])
     )
     assert chat.messages[0].attachments == (note,)
+
+
+# --- the view kept on the device ------------------------------------------------------------------
+
+FORKED = [
+    MessageOut(id="u1", role="user", text="Brazil"),
+    MessageOut(id="a1", role="assistant", run_id="r1", parent_id="u1"),
+    MessageOut(id="a1b", role="assistant", run_id="r1b", parent_id="u1", attempt=2),
+    MessageOut(id="u2", role="user", text="Portugal"),
+    MessageOut(id="a2", role="assistant", run_id="r2", parent_id="u2"),
+]
+
+
+def test_a_kept_view_shows_the_branch_and_attempt_that_were_on_screen() -> None:
+    read = chat_from_detail(detail("c", FORKED))
+    assert _ids(read) == ["u2", "a2"], "newest, as read"
+    chosen = replace(read, branches={TOP: "u1"})
+    chosen = replace(
+        chosen,
+        messages=tuple(replace(m, shown=0) if m.id == "a1" else m for m in chosen.messages),
+    )
+    view = view_of(chosen)
+    assert ChatView.from_json(json.loads(json.dumps(view.to_json()))) == view
+    again = with_view(chat_from_detail(detail("c", FORKED)), view)
+    assert _ids(again) == ["u1", "a1"]
+    assert again.shown_run(again.visible()[1]).run_id == "r1"  # type: ignore[union-attr]
+
+
+def test_a_kept_view_of_things_gone_changes_nothing() -> None:
+    read = chat_from_detail(detail("c", FORKED))
+    gone = ChatView({TOP: "u_deleted", "r_gone": "u1"}, ("r_gone",))
+    assert with_view(read, gone).visible() == read.visible()
+    assert ChatView.from_json({"branches": "nonsense"}) is None
