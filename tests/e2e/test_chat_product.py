@@ -592,6 +592,23 @@ def test_the_picker_shows_each_chats_model_and_the_toggles_survive_a_reload(
     expect(riacho.locator("select[name=reasoningEffort]")).to_have_value("high")
 
 
+def test_what_a_finger_taps_is_44_px_tall_on_a_phone(riacho: Page, size: str) -> None:
+    if size != "mobile":
+        pytest.skip("touch targets of a phone")
+    code = completed(send(riacho, "Show some code"))
+    riacho.locator("[data-action=composer-options]").click()
+    riacho.locator("[data-action=tools]").click()
+    drawn = completed(send(riacho, "Please draw a river at dawn"))
+    targets = [
+        code.locator("[data-action=copy-code]").first,
+        code.locator(".run-details summary"),
+        drawn.locator(".tool-result-box summary").first,
+    ]
+    for target in targets:
+        box = target.bounding_box()
+        assert box is not None and box["height"] >= 44, (target, box)
+
+
 def test_keyboard_shortcuts(riacho: Page, size: str) -> None:
     if size == "mobile":
         pytest.skip("single-key shortcuts are for keyboards")
