@@ -140,6 +140,30 @@ def show_account(session: SessionInfo) -> None:
     query("#account").hidden = False
 
 
+def _say_copied(js_button: JsValue, words: str) -> None:
+    """'Copied' on the button for two seconds, then as it was: its ``words`` (a button of
+    words), or its icon alone (an icon button gets the word beside its icon meanwhile)."""
+    label = str(js_button.getAttribute("aria-label") or "")
+    js_words = js.document.createElement("span")
+    js_words.textContent = "Copied"
+    if words:
+        js_button.replaceChildren(js_words)
+    else:
+        js_button.append(js_words)
+    js_button.setAttribute("aria-label", "Copied")
+    js_button.setAttribute("data-copied", "")
+
+    def restore() -> None:
+        js_button.removeAttribute("data-copied")
+        js_button.setAttribute("aria-label", label)
+        if words:
+            js_button.textContent = words
+        else:
+            js_words.remove()
+
+    js.setTimeout(create_once_callable(restore), 2000)
+
+
 def copy_to_clipboard(text: str) -> None:
     """Copy ``text``; a refused clipboard (no permission) is ignored, not an error."""
     js_promise = js.navigator.clipboard.writeText(text)
@@ -504,6 +528,7 @@ class Page:
             "stop": lambda _t: self._stop(),
             "new-chat": lambda _t: self._new_chat(),
             "copy-code": self._copy_code,
+            "copy": self._copy_answer,
             "suggest": self._suggest,
             "jump-to-latest": self._jump_to_latest,
             "remove-attachment": self._remove_file,
@@ -566,14 +591,13 @@ class Page:
     def _copy_code(self, js_button: JsValue) -> None:
         js_code = js_button.closest(".code-block").querySelector("code")
         copy_to_clipboard(str(js_code.textContent))
-        js_button.textContent = "Copied"
-        js_button.setAttribute("aria-label", "Copied")
+        _say_copied(js_button, "Copy")
 
-        def restore() -> None:
-            js_button.textContent = "Copy"
-            js_button.setAttribute("aria-label", "Copy code")
-
-        js.setTimeout(create_once_callable(restore), 2000)
+    def _copy_answer(self, js_button: JsValue) -> None:
+        message_id = text_or_none(js_button.getAttribute("data-message-id"))
+        self._controller.click("copy", message_id)
+        _say_copied(js_button, "")
+        self._dom.announce("Copied the answer")
 
     # --- forms: rename, edit ---------------------------------------------------------------------
 

@@ -75,6 +75,67 @@ def split_blocks(text: str) -> tuple[str, str]:
     return split(text)
 
 
+# --- the open block: markup a cut text leaves unclosed --------------------------------------------
+
+_FENCE = re.compile(r"\A {0,3}(?:```|~~~)")
+_CODE_RUN = re.compile(r"`+")
+_LINK_AT_END = re.compile(r"(!?)\[([^\]\n]*)(?:\]\([^)\n]*)?\Z")
+_MARKER_AT_END = re.compile(r"(?:\A|(?<=\s))[*~`_]+\Z")
+_BULLET = re.compile(r"^([ \t]*)\*(?=[ \t])", re.MULTILINE)
+_PAIRED = (("**", re.compile(r"\*\*")), ("~~", re.compile(r"~~")))
+_SINGLE_STAR = re.compile(r"(?<!\*)\*(?!\*)")
+
+
+def close_open_markup(block: str) -> str:
+    """``block`` (the last block of a text that stopped growing mid-way, or has not finished
+    yet) with the inline markup it leaves open closed, as the writer meant it: ``**bold`` is
+    bold, ```code`` is code, a link cut in its address is its words, a marker alone at the end
+    is dropped. A fenced code block is left alone (CommonMark already closes it).
+
+    NOTE: only delimiters that open emphasis (a character other than a space after them) count:
+    ``2 * 3`` and a ``* bullet`` are not emphasis. Underscores are left alone (``snake_case``).
+    """
+    if _FENCE.match(block):
+        return block
+    trimmed = block.rstrip()
+    text = _LINK_AT_END.sub(lambda m: "" if m.group(1) else m.group(2), trimmed)
+    text = _MARKER_AT_END.sub("", text).rstrip()
+    plain, open_code = _outside_code(text)
+    if open_code:
+        return text + open_code
+    closers = ""
+    for marker, pattern in _PAIRED:
+        found = list(pattern.finditer(plain))
+        if len(found) % 2 and _opens(plain, found[-1].end()):
+            closers = marker + closers
+    singles = list(_SINGLE_STAR.finditer(_BULLET.sub(r"\1 ", plain.replace("**", "  "))))
+    if len(singles) % 2 and _opens(plain, singles[-1].end()):
+        closers = "*" + closers
+    return block if text == trimmed and not closers else text + closers
+
+
+def _outside_code(text: str) -> tuple[str, str]:
+    """``text`` with its code spans blanked out, and the backticks that would close a span
+    still open at the end ("" when none is)."""
+    pieces, at, opened = [], 0, None
+    for run in _CODE_RUN.finditer(text):
+        if opened is None:
+            pieces.append(text[at : run.start()])
+            opened = run
+        elif len(run.group()) == len(opened.group()):
+            pieces.append(" " * (run.end() - opened.start()))
+            opened = None
+            at = run.end()
+    if opened is not None:
+        return "".join(pieces), opened.group()
+    return "".join(pieces) + text[at:], ""
+
+
+def _opens(text: str, end: int) -> bool:
+    """The delimiter ending at ``end`` is followed by a character other than a space."""
+    return end < len(text) and not text[end].isspace()
+
+
 # --- the streaming cursor -----------------------------------------------------------------------
 
 CURSOR = '<span class="cursor" aria-hidden="true"></span>'

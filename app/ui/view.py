@@ -16,7 +16,7 @@ from typing import Protocol
 from app.state.parts import answer_content
 from app.state.state import ChatState, MessageState, RunState, State, settled_runs
 from app.state.text import Text
-from app.ui.markdown import render_markdown, split_blocks, with_cursor
+from app.ui.markdown import close_open_markup, render_markdown, split_blocks, with_cursor
 from app.ui.render import (
     AttachmentSrc,
     PromptView,
@@ -134,19 +134,24 @@ class AnswerRenderer:
         self._cache: dict[str, _Rendered] = {}
         self._epochs = 0
 
-    def html(self, run_id: str, text: Text | str, *, final: bool = False) -> str:
+    def html(self, run_id: str, text: Text | str, *, final: bool = False, cut: bool = False) -> str:
         """The whole answer's HTML."""
-        finished, open_html = self.render(run_id, text, final=final)
+        finished, open_html = self.render(run_id, text, final=final, cut=cut)
         return finished + open_html
 
-    def render(self, run_id: str, text: Text | str, *, final: bool = False) -> tuple[str, str]:
+    def render(
+        self, run_id: str, text: Text | str, *, final: bool = False, cut: bool = False
+    ) -> tuple[str, str]:
         """(HTML of the finished blocks, HTML of the open block); the first only ever grows."""
-        answer = self.answer(run_id, text, final=final)
+        answer = self.answer(run_id, text, final=final, cut=cut)
         return answer.finished_html(), answer.open_html
 
-    def answer(self, run_id: str, text: Text | str, *, final: bool = False) -> Answer:
+    def answer(
+        self, run_id: str, text: Text | str, *, final: bool = False, cut: bool = False
+    ) -> Answer:
         """The answer rendered; ``final``: it will not grow (its run settled), so every block
-        is finished."""
+        is finished; ``cut``: it ended before it was complete (stopped, broken), so its last
+        block's unclosed markup is closed as it was while it streamed."""
         cached = self._cache.get(run_id)
         if cached is None or not _grew(text, cached.source) or (cached.final and not final):
             # NOTE: text never shrinks in a run; this is a reset (or a settled answer is live
@@ -156,12 +161,18 @@ class AnswerRenderer:
         # NOTE: only the text after the last finished block is parsed again: it starts at a
         # top-level block boundary, so its block structure is the same as in the whole text.
         rest = _tail(text, cached.finished_len)
-        added, open_block = (rest, "") if final else split_blocks(rest)
+        added, open_block = (rest, "") if final and not cut else split_blocks(rest)
         if added:
             cached.blocks.append(render_markdown(added))
             cached.finished_len += len(added)
+        if final and open_block:
+            cached.blocks.append(render_markdown(close_open_markup(open_block)))
+            cached.finished_len += len(open_block)
+            open_block = ""
         cached.source, cached.final = text, final
-        open_html = render_markdown(open_block, finished=False) if open_block else ""
+        open_html = (
+            render_markdown(close_open_markup(open_block), finished=False) if open_block else ""
+        )
         return Answer(cached.epoch, len(cached.blocks), cached.blocks, open_html)
 
 
@@ -283,7 +294,12 @@ class View:
             return _Shown(message, run), user_message_html(message, self._attachment_src), None
         if run is None:
             return _Shown(message, run), pending_answer_html(message), None
-        answer = self._answers.answer(run.run_id, answer_content(run.parts), final=not run.is_live)
+        answer = self._answers.answer(
+            run.run_id,
+            answer_content(run.parts),
+            final=not run.is_live,
+            cut=run.status != "completed",
+        )
         open_html = with_cursor(answer.open_html) if run.is_live else answer.open_html
         shown = _Shown(
             message,

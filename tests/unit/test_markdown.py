@@ -19,6 +19,7 @@ from app.ui.markdown import (
     CURSOR,
     DISPLAY_MATH_TOKENS,
     INLINE_MATH_TOKENS,
+    close_open_markup,
     is_safe_image,
     is_safe_link,
     render_markdown,
@@ -681,3 +682,47 @@ def test_loading_the_parser_ahead_imports_it() -> None:
     )
 
     assert printed_by_fresh_python(probe) == ["False", "True"]
+
+
+# --- markup a cut answer leaves open ------------------------------------------------------------
+
+CUT_MARKUP = [
+    # (the last block as it was cut, as it is rendered)
+    ("Some **bold te", "Some **bold te**"),
+    ("Some **bold** and *it", "Some **bold** and *it*"),
+    ("x ~~gone", "x ~~gone~~"),
+    ("a `code sp", "a `code sp`"),
+    ("``a ` b", "``a ` b``"),
+    ("see [the docs](https://exa", "see the docs"),
+    ("see [the do", "see the do"),
+    ("see ![a river](https://img", "see"),
+    ("Say **", "Say"),
+    ("* item one\n* item **two", "* item one\n* item **two**"),
+    ("**bold `code** x", "**bold `code** x`"),
+]
+LEFT_AS_IS = [
+    "2 * 3 is six",
+    "done **bold** here",
+    "*a* and *b* both",
+    "snake_case_name and _under",
+    "```py\nx = **1",
+    "a footnote [1]",
+    "Plain text, trailing space ",
+    "* a bullet\n* another",
+]
+
+
+@pytest.mark.parametrize(("cut", "closed"), CUT_MARKUP)
+def test_markup_a_cut_text_leaves_open_is_closed(cut: str, closed: str) -> None:
+    assert close_open_markup(cut) == closed
+
+
+@pytest.mark.parametrize("text", LEFT_AS_IS)
+def test_text_with_nothing_open_is_left_exactly_as_it_is(text: str) -> None:
+    assert close_open_markup(text) == text
+
+
+def test_a_cut_answer_shows_its_bold_and_code_never_the_markers() -> None:
+    html = render_markdown(close_open_markup("It is **very impor"))
+    assert "<strong>very impor</strong>" in html
+    assert "**" not in html

@@ -603,3 +603,20 @@ def test_the_picker_shows_a_chats_model_once_each_time_the_chat_is_opened() -> N
     assert models == ["riacho-mini", "riacho-demo", "riacho-mini"], (
         "once per opening, not per render"
     )
+
+
+def test_a_cut_answer_closes_its_last_blocks_markup_a_complete_one_shows_it_as_written() -> None:
+    text = "First paragraph.\n\nIt was **very impor"
+    cut = parse_html(AnswerRenderer().html("r1", text, final=True, cut=True))
+    whole = AnswerRenderer().html("r2", text, final=True)
+
+    assert cut.one(tag="strong").text == "very impor"
+    assert "**" not in cut.text
+    assert "**very impor" in whole, "a complete answer is shown exactly as CommonMark reads it"
+
+
+def test_the_open_block_of_a_streaming_answer_closes_its_markup_as_it_grows() -> None:
+    renderer = AnswerRenderer()
+    for end in range(len("It was **v"), len("It was **very") + 1):
+        html = renderer.html("r1", "It was **very"[:end])
+        assert "**" not in html and "<strong>" in html
