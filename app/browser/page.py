@@ -275,6 +275,9 @@ class Files:
     def uploading(self) -> bool:
         return bool(self._uploads)
 
+    def refused(self) -> list[ComposerFile]:
+        return [item for item in self.items if item.error is not None]
+
     def attached(self) -> list[AttachmentInfo]:
         return [self._ready[item.key] for item in self.items if item.key in self._ready]
 
@@ -368,6 +371,9 @@ class Page:
         on(js.document.body, "click", self._on_click)
         on(js.document.body, "keydown", self._on_edit_key)
         on(query("input[type=file][name=attachments]"), "change", self._on_files)
+        on(js_prompt, "paste", self._on_paste)
+        for kind in ("dragover", "dragleave", "drop"):
+            on(js.document, kind, self._on_drag)
         on(query("input[name=chat-search]"), "input", self._on_search)
         for selector in ("[data-action=thinking]", "[data-action=tools]"):
             on(query(selector), "click", self._on_toggle)
@@ -397,6 +403,11 @@ class Page:
     def _submit(self) -> None:
         if self._files.uploading:
             self._dom.announce("Wait until the files have uploaded")
+            return
+        refused = self._files.refused()
+        if refused:
+            self._controller.refuse_send(", ".join(f"{i.name}: {i.error}" for i in refused))
+            _focus_field(f'[data-file-key="{refused[0].key}"]')
             return
         js_prompt = query("textarea[name=prompt]")
         if self._controller.submit(read_composer(self._files.attached())):
@@ -672,10 +683,37 @@ class Page:
     # --- files -----------------------------------------------------------------------------------
 
     def _on_files(self, js_event: JsValue) -> None:
-        js_files = js_event.target.files
+        self._add_files(js_event.target.files)
+        js_event.target.value = ""
+
+    def _on_paste(self, js_event: JsValue) -> None:
+        """Files pasted into the message box (a screenshot, a copied image) are attached;
+        pasted text is left to the box."""
+        js_files = js_event.clipboardData.files if present(js_event.clipboardData) else None
+        if js_files is not None and int(js_files.length):
+            js_event.preventDefault()
+            self._add_files(js_files)
+
+    def _on_drag(self, js_event: JsValue) -> None:
+        """Files dropped anywhere on the page are attached (never opened by the browser in
+        place of the page); the composer shows where they go while they are dragged."""
+        js_data = js_event.dataTransfer
+        if not present(js_data) or "Files" not in [str(t) for t in js_data.types]:
+            return
+        js_event.preventDefault()
+        js_composer = query("#composer")
+        if str(js_event.type) == "dragover":
+            js_data.dropEffect = "copy"
+            js_composer.setAttribute("data-dropping", "")
+            return
+        js_composer.removeAttribute("data-dropping")
+        if str(js_event.type) == "drop" and not bool(query("textarea[name=prompt]").disabled):
+            self._add_files(js_data.files)
+            query("textarea[name=prompt]").focus()
+
+    def _add_files(self, js_files: JsValue) -> None:
         for index in range(int(js_files.length)):
             self._files.add(js_files.item(index))
-        js_event.target.value = ""
 
     def _remove_file(self, js_target: JsValue) -> None:
         key = str(js_target.getAttribute("data-file-key") or "")

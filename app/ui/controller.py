@@ -8,6 +8,7 @@ from typing import Literal
 
 from app.run.chat_stream import ChatStream, SendOptions
 from app.state.state import Editing
+from app.wire.errors import ChatError
 
 KeyIntent = Literal["send", "stop", "newline", "none"]
 Shortcut = Literal["new-chat", "focus-composer", "copy-last", "show-shortcuts"]
@@ -53,6 +54,11 @@ class Controller:
     def submit(self, composer: Composer) -> bool:
         """Send the prompt; ``True`` when it was taken (the composer may be cleared)."""
         return self._stream.send(composer.prompt, composer.options) is not None
+
+    def refuse_send(self, why: str) -> None:
+        """Send was pressed with a file that cannot go: nothing is sent, and the banner says
+        which file and why (the prompt and the other files stay)."""
+        self._stream.report_error(ChatError(why, code="attachment_refused"))
 
     def select_chat(self, chat_id: str) -> None:
         """Show a chat from the list."""

@@ -72,6 +72,7 @@ ERROR_TEXT = {
     "model_unavailable": "The model is unavailable right now.",
     "unauthenticated": "Your session expired; reload the page.",
     "network_error": "The network failed; check your connection.",
+    "attachment_refused": "Nothing was sent: remove the file that cannot go with it.",
     "first_event_timeout": "The server did not start answering in time.",
     "idle_timeout": "The answer stopped arriving.",
     "total_timeout": "The answer took too long.",
@@ -111,6 +112,7 @@ ERROR_TEXT = {
 DETAILED: Final = frozenset(
     {
         "attachment_empty",
+        "attachment_refused",
         "attachment_too_large",
         "attachment_type_mismatch",
         "attachment_type_unsupported",

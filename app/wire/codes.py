@@ -78,6 +78,7 @@ EndErrorCode = Literal[
 """Codes of the terminal ``error`` events the reference server sends."""
 
 ClientErrorCode = Literal[
+    "attachment_refused",
     "chat_error",
     "event_too_large",
     "first_event_timeout",

@@ -4,6 +4,7 @@ markdown, Copy's feedback, images pasted or dropped, files refused at Send (issu
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import pytest
@@ -60,3 +61,68 @@ def test_a_stopped_answer_shows_its_markdown_closed_not_its_markers(
     expect(again).to_have_attribute("data-status", "cancelled", timeout=STREAM_MS)
     expect(again.locator(".message-text strong")).to_have_text("very impor")
     expect(again.locator(".message-text")).not_to_contain_text("**")
+
+
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
+FILE_EVENT = """([kind, name, bytes]) => {
+  const data = new DataTransfer();
+  const how = {bubbles: true, cancelable: true};
+  data.items.add(new File([new Uint8Array(bytes)], name, {type: 'image/png'}));
+  const box = document.querySelector('textarea[name=prompt]');
+  if (kind === 'paste') {
+    return box.dispatchEvent(new ClipboardEvent('paste', {clipboardData: data, ...how}));
+  }
+  const target = document.querySelector('#messages');
+  target.dispatchEvent(new DragEvent('dragover', {dataTransfer: data, ...how}));
+  const shown = document.querySelector('#composer').hasAttribute('data-dropping');
+  const dropped = target.dispatchEvent(new DragEvent('drop', {dataTransfer: data, ...how}));
+  return [shown, dropped];
+}"""
+
+
+def test_an_image_pasted_into_the_box_or_dropped_on_the_page_is_attached_and_sent(
+    riacho: Page,
+) -> None:
+    not_handled = riacho.evaluate(FILE_EVENT, ["paste", "pasted.png", list(PNG)])
+    assert not_handled is False, "the page takes the pasted file (the box does not)"
+    shown, not_dropped = riacho.evaluate(FILE_EVENT, ["drop", "dropped.png", list(PNG)])
+    assert shown is True, "the composer shows where a dragged file goes"
+    assert not_dropped is False, "the browser does not open the file in place of the page"
+    chips = riacho.locator("#attachment-list [data-file-state=ready]")
+    expect(chips).to_have_count(2)
+    expect(chips.locator(".chip-name")).to_have_text(["pasted.png", "dropped.png"])
+    expect(riacho.locator("#composer")).not_to_have_attribute("data-dropping", "")
+
+    answer = send(riacho, "What are these two pictures?")
+
+    expect(answer).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
+    sent = riacho.locator("[data-role=user]").filter(has_text="What are these two pictures?")
+    expect(sent.locator("img.chip-preview")).to_have_count(2)
+
+
+def test_send_with_a_refused_file_sends_nothing_and_says_which_file_and_why(riacho: Page) -> None:
+    requests: list[str] = []
+    riacho.on("request", lambda r: requests.append(r.url) if "respond/stream" in r.url else None)
+    files = riacho.locator("input[type=file][name=attachments]")
+    big = {"name": "huge.txt", "mimeType": "text/plain", "buffer": b"x" * (5 * 1024 * 1024 + 1)}
+    files.set_input_files([big])
+    refused = riacho.locator("#attachment-list [data-file-state=error]")
+    expect(refused.locator(".chip-error")).to_have_text("5 MB max")
+    prompt = riacho.locator("textarea[name=prompt]")
+    prompt.fill("Summarise the attached file")
+
+    riacho.locator("[data-action=send]").click()
+
+    banner = riacho.locator("[data-error-code=attachment_refused]")
+    expect(banner).to_be_visible()
+    expect(banner).to_contain_text("huge.txt: 5 MB max")
+    expect(prompt).to_have_value("Summarise the attached file")
+    expect(refused.locator("[data-action=remove-attachment]")).to_be_focused()
+    assert requests == [], "nothing was sent"
+    expect(riacho.locator("[data-role=user]")).to_have_count(0)
+
+    refused.locator("[data-action=remove-attachment]").click()
+    answer = send(riacho, "Summarise nothing then")
+    expect(answer).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
