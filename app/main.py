@@ -66,13 +66,21 @@ def _keep_views(views: page.LocalViews) -> Callable[[State, State], None]:
     return on_change
 
 
-def _teardown(stream: ChatStream, bindings: page.Page, dom: BrowserDom) -> Callable[[], None]:
+def _resume_offline(stream: ChatStream) -> None:
+    stream.resume_offline()
+
+
+def _teardown(
+    stream: ChatStream, bindings: page.Page, dom: BrowserDom, *listeners: edge.Listeners
+) -> Callable[[], None]:
     """Leaving the page: stop every task (aborting its requests) and every listener."""
 
     def teardown() -> None:
         stream.close()
         bindings.teardown()
         dom.teardown()
+        for group in listeners:
+            group.teardown()
 
     return teardown
 
@@ -121,7 +129,8 @@ async def main() -> None:
     queued = edge.take_queued_prompts()  # NOTE: with bind(), one synchronous step: none lost
     bindings.bind()
     stream.subscribe(_switch_drafts(bindings.drafts))
-    edge.on_page_hide(_teardown(stream, bindings, dom))
+    back_online = edge.on_back_online(lambda: _resume_offline(stream))
+    edge.on_page_hide(_teardown(stream, bindings, dom, back_online))
     models, _ = await asyncio.gather(api.list_models(), stream.refresh_chats())
     page.show_models(models)
     chat_id = edge.active_chat_from_url()

@@ -10,10 +10,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Coroutine, Mapping
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, Final
 
 import js
-from pyodide.ffi import create_proxy, jsnull, to_js
+from pyodide.ffi import create_once_callable, create_proxy, jsnull, to_js
 
 JsValue = Any  # NOTE: the JS edge is the one place where ``Any`` is allowed.
 
@@ -145,6 +145,25 @@ def remember_chat(chat_id: str | None) -> None:
     js.history.replaceState(
         None, "", f"#{chat_id}" if chat_id else js.location.pathname + js.location.search
     )
+
+
+ONLINE_SETTLE_MS: Final = 1500
+"""A connection that comes back is given this long to settle (they flap) before it is used."""
+
+
+def on_back_online(callback: Callable[[], None]) -> Listeners:
+    """Call ``callback`` when the device is back online and stayed so for a moment."""
+    listeners = Listeners()
+
+    def settled() -> None:
+        if is_online():
+            callback()
+
+    def online(_js_event: JsValue) -> None:
+        js.setTimeout(create_once_callable(settled), ONLINE_SETTLE_MS)
+
+    listeners.on(js.window, "online", online)
+    return listeners
 
 
 def on_page_hide(teardown: Callable[[], None]) -> None:

@@ -190,6 +190,18 @@ class ChatStream:
             return None
         return self._resume_run(run.run_id, automatic=False)
 
+    def resume_offline(self) -> list[Task]:
+        """The connection is back: resume every answer (in any chat) that broke while the
+        device was offline, automatically, each from its last seq."""
+        offline = [
+            run.run_id
+            for chat in self.get_state().chats.values()
+            for run in chat.runs.values()
+            if run.status == "interrupted" and run.reason == "offline"
+        ]
+        tasks = [self._resume_run(run_id, automatic=True) for run_id in offline]
+        return [task for task in tasks if task is not None]
+
     def regenerate(self, message_id: str) -> Task | None:
         """A new attempt (new run, attempt + 1) at the answer ``message_id``."""
         chat, message, run = self._answer(message_id)

@@ -26,7 +26,7 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Final, Literal
 
 from app.run.config import ClientConfig
 from app.run.transport import ByteStream, ChatApi, StreamTransport
@@ -41,6 +41,7 @@ from app.state.actions import (
     ReplayStarted,
     ResumeFailed,
     ResumeStarted,
+    RunFoundEnded,
     StreamEnded,
     StreamFailed,
 )
@@ -90,6 +91,10 @@ def error_info(error: ChatError) -> ErrorInfo:
     return ErrorInfo(error.code, error.message)
 
 
+DROPS: Final = ("eof", "network")
+"""Interruptions a resume may continue at once (``offline`` waits for the connection)."""
+
+
 async def drive(env: RunEnv, run_id: str, body: RespondStreamBody) -> None:
     """Open a new run's stream and read it; resume once, automatically, if it drops."""
     window = Window()
@@ -104,7 +109,7 @@ async def drive(env: RunEnv, run_id: str, body: RespondStreamBody) -> None:
     await read_stream(env, run_id, chunks, window, opened)
     await fill_gap(env, run_id, window)
     run = env.run(run_id)
-    dropped = run is not None and run.status == "interrupted" and run.reason in ("eof", "network")
+    dropped = run is not None and run.status == "interrupted" and run.reason in DROPS
     if dropped and env.config.auto_resume and env.is_online():
         env.dispatch(ResumeStarted(run_id, env.clock(), automatic=True))
         await read_resumed(env, run_id, window)
@@ -136,6 +141,24 @@ async def read_resumed(env: RunEnv, run_id: str, window: Window) -> None:
         return
     await read_stream(env, run_id, chunks, window, opened)
     await fill_gap(env, run_id, window)
+    await _check_over(env, run_id)
+
+
+async def _check_over(env: RunEnv, run_id: str) -> None:
+    """A resume the user asked for ended without a terminal event: ask the server whether
+    more can come (the run still going, or events the page has not seen); when not, say so."""
+    run = env.run(run_id)
+    if run is None or run.status != "interrupted" or run.reason not in DROPS:
+        return
+    last = run.trace.resumes[-1] if run.trace.resumes else None
+    if last is None or last.automatic or last.recovering:
+        return
+    try:
+        info = await env.api.get_run(run_id)
+    except ChatError:
+        return  # NOTE: not known: Resume stays offered
+    if info.status != "running" and info.last_seq <= run.last_seq:
+        env.dispatch(RunFoundEnded(run_id, env.clock()))
 
 
 async def fill_gap(env: RunEnv, run_id: str, window: Window) -> None:
@@ -257,10 +280,13 @@ class _Connection:
         try:
             end = task.result()  # NOTE: anything but a TransportError is a bug: it propagates
         except TransportError as error:
-            env.dispatch(StreamEnded(run_id, env.clock(), "network", error.detail))
+            if env.is_online():
+                env.dispatch(StreamEnded(run_id, env.clock(), "network", error.detail))
+            else:
+                env.dispatch(StreamEnded(run_id, env.clock(), "offline", error.detail))
             return
         if end == "eof":
-            env.dispatch(StreamEnded(run_id, env.clock(), "eof"))
+            env.dispatch(StreamEnded(run_id, env.clock(), "eof" if env.is_online() else "offline"))
 
     def _live(self) -> bool:
         """Still worth reading: the run is live and its terminal event is not held for a replay."""

@@ -218,8 +218,17 @@ class StreamEnded:
 
     run_id: str
     at: float
-    reason: Literal["eof", "network"]
+    reason: Literal["eof", "network", "offline"]  # offline: the device was, when it ended
     detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RunFoundEnded:
+    """A resume brought nothing more, and the server says the run is over: what arrived is
+    all there is (no Resume; Regenerate)."""
+
+    run_id: str
+    at: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,4 +330,4 @@ RunUpdate = (
 """Run actions that change only the run itself (see ``runs.reduce_run``)."""
 RunAction = PreStreamFailed | EventReceived | EventsReceived | RunUpdate
 """Run actions applied only to a current run."""
-Action = ChatAction | RunStarted | ResumeStarted | RunRestored | RunAction
+Action = ChatAction | RunStarted | ResumeStarted | RunRestored | RunFoundEnded | RunAction

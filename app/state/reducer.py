@@ -33,6 +33,7 @@ from app.state.actions import (
     PreStreamFailed,
     ResumeStarted,
     RunAction,
+    RunFoundEnded,
     RunRestored,
     RunStarted,
     SearchChanged,
@@ -40,6 +41,7 @@ from app.state.actions import (
 )
 from app.state.parts import TextPart
 from app.state.runs import (
+    found_ended,
     is_next_text,
     new_run,
     receive,
@@ -106,6 +108,11 @@ def reduce(state: State, action: Action) -> State:
             return _resume(state, action)
         case RunRestored():
             return _restore(state, action)
+        case RunFoundEnded():
+            found = state.find_run(action.run_id)
+            if found is None:
+                return state
+            return _put_chat(state, _put_run(found[0], found_ended(found[1])))
         case _:
             return _run_action(state, action)
 

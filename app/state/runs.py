@@ -278,6 +278,13 @@ def _ended(run: RunState, action: StreamEnded) -> RunState:
     return _settle(ended, "interrupted", action.at, drops=(*run.trace.drops, drop))
 
 
+def found_ended(run: RunState) -> RunState:
+    """A settled run the server says is over: interrupted by a drop, it cannot resume."""
+    if run.status != "interrupted" or run.reason not in ("eof", "network"):
+        return run
+    return replace(run, reason="ended")
+
+
 def _failed(run: RunState, action: StreamFailed) -> RunState:
     if not run.is_live:
         return run

@@ -70,6 +70,8 @@ StopReason = Literal["stop", "length", "cancelled"]
 EndReason = Literal[
     "eof",  # interrupted: the stream ended without a terminal event
     "network",  # interrupted: the connection broke
+    "offline",  # interrupted: it broke while the device was offline; resumed when it is back
+    "ended",  # interrupted: a resume brought nothing and the server says the run is over
     "gap",  # interrupted: a resume did not continue at last_seq + 1, or a gap was not filled
     "expired",  # interrupted: the event log is gone (410); only Regenerate is possible
     "resume_failed",  # interrupted: the resume request failed
@@ -219,8 +221,9 @@ class RunState:
 
     @property
     def can_resume(self) -> bool:
-        """Interrupted with its event log still available."""
-        return self.status == "interrupted" and self.reason != "expired"
+        """Interrupted, with more of it possibly on the server (its log not expired, and not
+        known to be over)."""
+        return self.status == "interrupted" and self.reason not in ("expired", "ended")
 
     @property
     def can_regenerate(self) -> bool:

@@ -129,6 +129,8 @@ exception text: not for users.)"""
 INTERRUPTED_TEXT = {
     "eof": "The stream ended before the answer was complete.",
     "network": "The connection broke before the answer was complete.",
+    "offline": "You are offline. The answer resumes when the connection returns.",
+    "ended": "Nothing more of this answer exists on the server; regenerate it.",
     "gap": "Part of the answer went missing on the way and could not be recovered.",
     "expired": "The rest of this answer is no longer available; regenerate it.",
     "resume_failed": "Resuming failed.",

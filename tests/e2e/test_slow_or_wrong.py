@@ -8,11 +8,11 @@ import base64
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import BrowserContext, Page, expect
 
 from tests.e2e import scenarios
 from tests.e2e.conftest import BOOT_TIMEOUT_MS, LiveServer
-from tests.e2e.scenarios import send, text
+from tests.e2e.scenarios import done, send, sleep, text
 
 STREAM_MS = 20_000
 
@@ -46,7 +46,7 @@ def test_copy_says_copied_on_the_button_and_aloud_then_returns_to_its_icon(riach
 def test_a_stopped_answer_shows_its_markdown_closed_not_its_markers(
     riacho: Page, server: LiveServer
 ) -> None:
-    steps = [text("Intro.\n\nIt was **very impor"), {"hold": True}]
+    steps = [text("Intro.\n\nIt was **very impor"), sleep(20_000), done()]
     seen = scenarios.on_next_stream(riacho, server, lambda _request: steps)
     answer = send(riacho, "Tell me something important")
     expect(answer.locator(".message-text strong")).to_have_text("very impor", timeout=STREAM_MS)
@@ -126,3 +126,44 @@ def test_send_with_a_refused_file_sends_nothing_and_says_which_file_and_why(riac
     refused.locator("[data-action=remove-attachment]").click()
     answer = send(riacho, "Summarise nothing then")
     expect(answer).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
+
+
+def test_a_drop_while_offline_says_so_and_resumes_by_itself_when_the_connection_returns(
+    riacho: Page, server: LiveServer, context: BrowserContext
+) -> None:
+    steps = [text("One. "), sleep(2000), {"detach": True}, sleep(300), text("Two."), done()]
+    seen = scenarios.on_next_stream(riacho, server, lambda _request: steps)
+    answer = send(riacho, "Cut me off on a train")
+    expect(answer.locator(".message-text")).to_contain_text("One.", timeout=STREAM_MS)
+
+    context.set_offline(True)
+
+    expect(answer).to_have_attribute("data-status", "interrupted", timeout=STREAM_MS)
+    expect(answer.locator(".status-text")).to_contain_text(
+        "You are offline. The answer resumes when the connection returns."
+    )
+    context.set_offline(False)
+    expect(answer).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
+    expect(answer.locator(".message-text")).to_have_text("One. Two.")
+    assert answer.get_attribute("data-run-id") == seen[0].run_id
+
+
+def test_resume_is_no_longer_offered_once_the_server_has_nothing_more(
+    riacho: Page, server: LiveServer
+) -> None:
+    steps = [text("Part one, "), text("part two"), {"close": "clean"}]
+    scenarios.on_next_stream(riacho, server, lambda _request: steps)
+    answer = send(riacho, "Cut me short for good")
+    expect(answer).to_have_attribute("data-status", "interrupted", timeout=STREAM_MS)
+    resume = answer.locator("[data-action=resume]")
+
+    resume.click()
+
+    expect(answer.locator(".status-text")).to_contain_text(
+        "Nothing more of this answer exists on the server; regenerate it.", timeout=STREAM_MS
+    )
+    expect(resume).to_have_count(0)
+    expect(answer).to_have_attribute("data-status", "interrupted")
+    expect(answer.locator(".message-text")).to_have_text("Part one, part two")
+    expect(answer.locator("[data-warning=partial]")).to_be_visible()
+    expect(answer.locator("[data-action=regenerate]")).to_be_visible()

@@ -90,6 +90,7 @@ class FakeTransport:
         self.cancel_answers: deque[ServerRunStatus | ChatError] = deque()  # default: "cancelled"
         self.run_answers: deque[ServerRunStatus | ChatError] = deque()  # then run_default
         self.run_default: ServerRunStatus = "running"
+        self.run_last_seq = 0  # the lastSeq every get_run answers
         self.chats: dict[str, ChatDetail] = {}
         self.chat_gate: asyncio.Event | None = None
         self.opened: list[RespondStreamBody] = []
@@ -127,7 +128,9 @@ class FakeTransport:
         answer = self.run_answers.popleft() if self.run_answers else self.run_default
         if isinstance(answer, ChatError):
             raise answer
-        return RunInfo(run_id=run_id, chat_id="?", status=answer, last_seq=0, attempt=1)
+        return RunInfo(
+            run_id=run_id, chat_id="?", status=answer, last_seq=self.run_last_seq, attempt=1
+        )
 
     async def get_chat(self, chat_id: str) -> ChatDetail:
         if self.chat_gate is not None:

@@ -6,10 +6,13 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
+
 from app.run.chat_stream import ChatStream
 from app.state.parts import ToolCallPart
 from app.state.state import Live, Replaying, State
 from app.state.trace import Gap, format_trace
+from app.wire.api import ServerRunStatus
 from app.wire.errors import HttpStatusError, TransportError
 from tests.unit.fakes import (
     KEEPALIVE,
@@ -152,6 +155,7 @@ async def test_eof_without_terminal_is_interrupted_after_one_automatic_resume() 
     assert fake.resumed == [("run_1", 2)]
     assert run.trace.drops == ("eof", "eof")
     assert [r.automatic for r in run.trace.resumes] == [True]
+    assert fake.polled == [], "an automatic resume does not ask whether the run is over"
 
 
 async def test_dropped_connection_resumes_automatically_without_duplicating_text() -> None:
@@ -177,20 +181,87 @@ async def test_dropped_connection_resumes_automatically_without_duplicating_text
     assert len(fake.opened) == 1  # never re-POSTed
 
 
-async def test_automatic_resume_is_not_tried_when_offline() -> None:
+async def test_a_drop_while_offline_waits_and_resumes_when_the_connection_is_back() -> None:
+    fake, online = FakeTransport(), [False]
+    chat = ChatStream(fake, fake, clock=TickClock(), make_id=Ids(), is_online=lambda: online[0])
+    fake.chats["c1"] = detail("c1")
+    await finish(chat.select_chat("c1"))
+    fake.runs.append(Script([text(1, "a"), Drop()]))
+    fake.events.append(Script([text(2, "b"), done(3)]))
+
+    await finish(chat.send("x"))
+
+    run = run_of(chat)
+    assert (run.status, run.reason, run.can_resume, fake.resumed) == (
+        "interrupted",
+        "offline",
+        True,
+        [],
+    )
+    online[0] = True
+    tasks = chat.resume_offline()
+    assert len(tasks) == 1
+    await finish(tasks[0])
+    assert (run_of(chat).status, run_of(chat).text, fake.resumed) == (
+        "completed",
+        "ab",
+        [("run_1", 1)],
+    )
+    assert [r.automatic for r in run_of(chat).trace.resumes] == [True]
+    assert chat.resume_offline() == [], "nothing else was waiting"
+
+
+async def test_a_stream_that_ends_while_offline_is_offline_too() -> None:
     fake = FakeTransport()
     chat = ChatStream(fake, fake, clock=TickClock(), make_id=Ids(), is_online=lambda: False)
     fake.chats["c1"] = detail("c1")
     await finish(chat.select_chat("c1"))
-    fake.runs.append(Script([text(1, "a"), Drop()]))
+    fake.runs.append(Script([text(1, "a")]))
 
     await finish(chat.send("x"))
 
-    assert (run_of(chat).status, run_of(chat).reason, fake.resumed) == (
-        "interrupted",
-        "network",
-        [],
-    )
+    assert (run_of(chat).reason, fake.resumed) == ("offline", [])
+
+
+@pytest.mark.parametrize(
+    ("server_status", "server_last_seq", "reason", "can_resume"),
+    [
+        pytest.param("interrupted", 1, "ended", False, id="over-and-all-seen"),
+        pytest.param("failed", 0, "ended", False, id="over-with-fewer-events"),
+        pytest.param("running", 1, "eof", True, id="still-running"),
+        pytest.param("interrupted", 5, "eof", True, id="over-with-events-not-seen"),
+    ],
+)
+async def test_a_resume_the_user_asked_for_that_brings_nothing_asks_if_more_can_come(
+    server_status: ServerRunStatus, server_last_seq: int, reason: str, can_resume: bool
+) -> None:
+    fake = FakeTransport()
+    chat = await started(fake, [text(1, "a")], auto_resume=False)
+    await finish(chat.send("x"))
+    fake.events.append(Script([]))
+    fake.run_answers.append(server_status)
+    fake.run_last_seq = server_last_seq
+
+    task = chat.resume(chat.get_state().messages[1].id)
+    assert task is not None
+    await finish(task)
+
+    run = run_of(chat)
+    assert (run.status, run.reason, run.can_resume) == ("interrupted", reason, can_resume)
+    assert fake.polled == ["run_1"]
+
+
+async def test_a_run_found_over_offers_no_resume() -> None:
+    fake = FakeTransport()
+    chat = await started(fake, [text(1, "a")], auto_resume=False)
+    await finish(chat.send("x"))
+    fake.events.append(Script([]))
+    fake.run_answers.append("interrupted")
+    fake.run_last_seq = 1
+    await finish(chat.resume(chat.get_state().messages[1].id))
+
+    assert chat.resume(chat.get_state().messages[1].id) is None
+    assert fake.resumed == [("run_1", 1)], "no second resume"
 
 
 async def test_manual_resume_continues_after_the_last_seq() -> None:
