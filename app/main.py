@@ -133,6 +133,7 @@ async def main() -> None:
     edge.on_page_hide(_teardown(stream, bindings, dom, back_online))
     models, _ = await asyncio.gather(api.list_models(), stream.refresh_chats())
     page.show_models(models)
+    stream.set_models(models)
     chat_id = edge.active_chat_from_url()
     if chat_id is not None and chat_id in stream.get_state().chats:
         stream.select_chat(chat_id)

@@ -140,5 +140,9 @@ def _provider_model(
         unavailable_reason=provider.missing_key(),
         supports_thinking=provider.supports_thinking(model),
         supports_tools=model.supports_tools,
+        first_event_wait_ms=round(
+            (provider.connect_timeout_s + provider.first_byte_timeout_s) * 1000
+        ),
+        idle_wait_ms=round(provider.idle_timeout_s * 1000),
     )
     return ProviderModel(info, provider, model, adapter)

@@ -22,7 +22,7 @@ import re
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -163,12 +163,14 @@ class FakeProvider:
 
 # --- a scripted Chat Completions model (for the browser tests) --------------------------------
 
+SLOW_START_S = 3.0
 _ARITHMETIC = re.compile(r"\d[\d\s.+\-*/()]*[\d)]")
 
 
 def chat_brain(kind: Kind, body: JsonObject) -> Reply:
     """Answers Chat Completions from the conversation: arithmetic through the calculator tool,
-    a tool result in words, anything else by quoting the question and the one before it."""
+    a tool result in words, anything else by quoting the question and the one before it (a
+    question that says "take your time" after a silence of :data:`SLOW_START_S`)."""
     if kind != "openai-chat":
         return Reply.error(500, {"error": {"message": "the brain speaks openai-chat only"}})
     messages: list[JsonObject] = body["messages"]
@@ -182,7 +184,8 @@ def chat_brain(kind: Kind, body: JsonObject) -> Reply:
     answer = f"You asked: “{asked[-1]}”."
     if len(asked) > 1:
         answer += f" Before that you asked: “{asked[-2]}”."
-    return chat_reply(words=answer)
+    reply = chat_reply(words=answer)
+    return replace(reply, wait_s=SLOW_START_S) if "take your time" in asked[-1] else reply
 
 
 def _result(content: str) -> str:

@@ -8,6 +8,7 @@ replaced, and the finishing touches of finished blocks (:mod:`app.browser.enhanc
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import js
@@ -19,6 +20,55 @@ from app.ui.render import EMPTY_STATE_HTML
 from app.ui.view import Controls, MessagePatch
 
 NEAR_BOTTOM_PX = 48
+CLOCK_MARKS = ("data-since", "data-until")
+TICK_MS = 500
+
+
+class Clocks:
+    """What only the page can count: the seconds an answer has been waited for
+    (``[data-since]``: "12 s") and the seconds left before Retry makes sense (``[data-until]``:
+    "Try again in 3 s.", then Retry is enabled). It ticks only while such an element is shown.
+    """
+
+    def __init__(self) -> None:
+        self._timer: int | None = None
+        self._tick_proxy = create_proxy(self.tick)
+
+    def shown(self, *htmls: str) -> None:
+        """New HTML is on the page: count at once (no stale second shows) and keep counting."""
+        if any(mark in html for html in htmls for mark in CLOCK_MARKS):
+            self.tick()
+
+    def tick(self) -> None:
+        now = float(js.performance.now())
+        js_counting = js.document.querySelectorAll("[data-since], [data-until]")
+        for js_element in js_counting:
+            if js_element.hasAttribute("data-since"):
+                waited = int((now - float(js_element.getAttribute("data-since"))) // 1000)
+                js_element.textContent = f"{waited} s" if waited >= 1 else ""
+            else:
+                _count_down(js_element, float(js_element.getAttribute("data-until")) - now)
+        if int(js_counting.length) and self._timer is None:
+            self._timer = js.setInterval(self._tick_proxy, TICK_MS)
+        elif not int(js_counting.length) and self._timer is not None:
+            js.clearInterval(self._timer)
+            self._timer = None
+
+    def teardown(self) -> None:
+        if self._timer is not None:
+            js.clearInterval(self._timer)
+        self._tick_proxy.destroy()
+
+
+def _count_down(js_element: JsValue, left_ms: float) -> None:
+    if left_ms > 0:
+        js_element.textContent = f"Try again in {math.ceil(left_ms / 1000)} s."
+        return
+    js_element.removeAttribute("data-until")
+    js_element.textContent = ""
+    js_retry = js_element.parentElement.querySelector("[data-action=retry]")
+    if present(js_retry):
+        js_retry.disabled = False
 
 
 class BrowserDom:
@@ -34,6 +84,7 @@ class BrowserDom:
         self._following = True
         self._auto_top = 0.0  # where our own last scroll to the bottom left the view
         self._listeners = Listeners()
+        self._clocks = Clocks()
         self._listeners.on(self._js_scroller, "scroll", self._on_scroll)
         # NOTE: no layout is read or forced while rendering: whether the reader is at the
         # bottom comes from an IntersectionObserver on a sentinel after the column, and the
@@ -50,6 +101,7 @@ class BrowserDom:
 
     def teardown(self) -> None:
         self._listeners.teardown()
+        self._clocks.teardown()
         self._js_resizes.disconnect()
         self._js_bottom.disconnect()
         self._resize_proxy.destroy()
@@ -104,6 +156,7 @@ class BrowserDom:
         js_slot = query(slot)
         with _KeptFocus(js_slot):
             js_slot.innerHTML = html
+        self._clocks.shown(html)
 
     def sync_messages(self, order: Sequence[str], changed: Mapping[str, str]) -> None:
         for key in set(self._js_nodes) - set(order):
@@ -120,6 +173,7 @@ class BrowserDom:
             self._js_nodes[key] = js_new
             self._enhancer.enhance(js_new)
         self._place(order)
+        self._clocks.shown(*changed.values())
 
     def _place(self, order: Sequence[str]) -> None:
         if order:
@@ -141,6 +195,7 @@ class BrowserDom:
             js_foot = js_message.querySelector(".message-foot")
             with _KeptFocus(js_foot, js_message):
                 js_foot.outerHTML = patch.foot_html
+            self._clocks.shown(patch.foot_html)
         if patch.append_html:
             js_done = js_message.querySelector(".md-done")
             js_added = self._node_list(patch.append_html)

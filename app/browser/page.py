@@ -418,6 +418,15 @@ class Page:
             self._files.clear()
             self._dom.follow()
 
+    def _retry(self) -> None:
+        """The banner's Retry: send the prompt the failed request gave back to the composer."""
+        js_prompt = query("textarea[name=prompt]")
+        if str(js_prompt.value).strip():
+            self._submit()
+        else:
+            self._controller.click("dismiss-error")
+            js_prompt.focus()
+
     def send_queued(self, prompt: str) -> None:
         """Send a prompt typed before Python started, with the composer's options now."""
         composer = read_composer(())
@@ -540,6 +549,7 @@ class Page:
             "new-chat": lambda _t: self._new_chat(),
             "copy-code": self._copy_code,
             "copy": self._copy_answer,
+            "retry": lambda _t: self._retry(),
             "suggest": self._suggest,
             "jump-to-latest": self._jump_to_latest,
             "remove-attachment": self._remove_file,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -50,7 +50,7 @@ from app.state.state import (
 )
 from app.state.store import Listener, Store, print_error
 from app.state.trace import Clock, RunTrace, monotonic_ms
-from app.wire.api import AttachmentInfo, RespondStreamBody
+from app.wire.api import AttachmentInfo, ModelInfo, RespondStreamBody
 from app.wire.errors import ChatError
 
 Task = asyncio.Task[Any]
@@ -129,6 +129,7 @@ class ChatStream:
             views,
         )
         self._options: dict[str, SendOptions] = {}
+        self._models: dict[str, ModelInfo] = {}
         self._preparing = False
         if on_trace is not None:
             self._store.subscribe(lambda state, previous: _report(on_trace, state, previous))
@@ -228,7 +229,7 @@ class ChatStream:
         )
         self._options[run_id] = options
         body = options.body(chat.chat_id, prompt.text, run_id, retry_of=latest.run_id)
-        return self._begin(run_id, drive(self._env, run_id, body))
+        return self._begin(run_id, drive(self._env_for(options.model_id), run_id, body))
 
     def select_chat(self, chat_id: str) -> asyncio.Task[bool] | None:
         """Show a chat; its history is fetched the first time (a running run is re-attached)."""
@@ -335,7 +336,7 @@ class ChatStream:
         )
         self._options[run_id] = options
         body = options.body(chat_id, prompt, run_id, after_run=after_run)
-        return self._begin(run_id, drive(self._env, run_id, body))
+        return self._begin(run_id, drive(self._env_for(options.model_id), run_id, body))
 
     async def _prepare_and_send(self, chat_id: str, prompt: str, options: SendOptions) -> None:
         try:
@@ -368,7 +369,28 @@ class ChatStream:
         return self._begin(run_id, self._read_resumed(run_id))
 
     async def _read_resumed(self, run_id: str) -> None:
-        await read_resumed(self._env, run_id, Window())
+        await read_resumed(self._env_for(self._model_of(run_id)), run_id, Window())
+
+    def set_models(self, models: Sequence[ModelInfo]) -> None:
+        """The models the server offers: how long it waits for each sets the page's timeouts
+        for a run of that model."""
+        self._models = {model.id: model for model in models}
+
+    def _env_for(self, model_id: str | None) -> RunEnv:
+        """The run environment for a run of ``model_id``: timeouts beyond the server's own."""
+        model = self._models.get(model_id) if model_id is not None else None
+        if model is None:
+            return self._env
+        config = self._env.config.waiting_longer_than(model.first_event_wait_ms, model.idle_wait_ms)
+        return replace(self._env, config=config)
+
+    def _model_of(self, run_id: str) -> str | None:
+        """The model a run was asked of (by this page), else its chat's model as last read."""
+        options = self._options.get(run_id)
+        if options is not None and options.model_id is not None:
+            return options.model_id
+        found = self.get_state().find_run(run_id)
+        return None if found is None else found[0].model_id
 
     def _answer(
         self, message_id: str

@@ -10,10 +10,12 @@ browser shell logs them).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from app.wire.sse import DEFAULT_MAX_EVENT_BYTES
 
+SERVER_WORD_GRACE_MS = 10_000
+"""How much longer than the server the page waits: time for the server's error to arrive."""
 _MAX_DIGITS = 12  # NOTE: ~30 years in ms; longer digit strings are a typo, not a setting
 
 
@@ -29,6 +31,17 @@ class ClientConfig:
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES  # one line or event; longer: event_too_large
     auto_resume: bool = True  # resume once, automatically, when the connection drops
     warnings: tuple[str, ...] = field(default=(), compare=False)
+
+    def waiting_longer_than(self, first_event_ms: int | None, idle_ms: int | None) -> ClientConfig:
+        """These settings with the first-event and idle timeouts longer than the server's own
+        waits for a model (plus :data:`SERVER_WORD_GRACE_MS` for its error to arrive): a slow
+        model is then failed by the server, in its words, never by the page too soon."""
+        first, idle = self.first_event_timeout_ms, self.idle_timeout_ms
+        if first_event_ms is not None:
+            first = max(first, first_event_ms + SERVER_WORD_GRACE_MS)
+        if idle_ms is not None:
+            idle = max(idle, idle_ms + SERVER_WORD_GRACE_MS)
+        return replace(self, first_event_timeout_ms=first, idle_timeout_ms=idle)
 
     @classmethod
     def from_query(cls, query: Mapping[str, str]) -> ClientConfig:

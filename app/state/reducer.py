@@ -335,7 +335,10 @@ def _withdraw(state: State, chat: ChatState, run: RunState, action: PreStreamFai
         run_ids = tuple(r for r in message.run_ids if r != run.run_id)
         messages = _swap(messages, replace(message, run_ids=run_ids, shown=len(run_ids) - 1))
     chat = replace(chat, runs=runs, live_runs=live, messages=messages, branches=branches)
-    return replace(_put_chat(state, chat), last_error=action.error, composer_draft=draft)
+    error = action.error
+    if error.retry_after is not None:
+        error = replace(error, retry_at=action.at + error.retry_after * 1000)
+    return replace(_put_chat(state, chat), last_error=error, composer_draft=draft)
 
 
 def _event(state: State, chat: ChatState, run: RunState, action: EventReceived) -> State:

@@ -94,6 +94,7 @@ class ErrorInfo:
     message: str
     status: int | None = None  # the HTTP status of a pre-stream error
     retry_after: float | None = None  # seconds, from ``Retry-After``
+    retry_at: float | None = None  # when trying again makes sense (clock ms), if known
 
 
 @dataclass(frozen=True, slots=True)

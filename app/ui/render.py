@@ -8,6 +8,7 @@ part appeared; the other parts (thinking, tool calls, images, markers) keep thei
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
@@ -169,15 +170,37 @@ def attr(name: str, value: object) -> str:
     return f' {name}="{escape(str(value), quote=True)}"'
 
 
-def human_error(error: ErrorInfo) -> str:
+def human_error(error: ErrorInfo, *, with_wait: bool = True) -> str:
     """The sentence shown for an error code: its words (and the server's specifics, for some);
-    the server's message for a code outside the contract."""
+    the server's message for a code outside the contract; how long to wait, if said (unless
+    ``with_wait`` is off: a countdown says it)."""
     text = ERROR_TEXT.get(error.code, error.message or "Something went wrong.")
     if error.code in DETAILED and error.message and error.message not in text:
         text = f"{text} {error.message.rstrip('.')}."
-    if error.retry_after:
+    if error.retry_after and with_wait:
         text += f" Try again in {error.retry_after:g} s."
     return text
+
+
+RETRYABLE: Final = frozenset(
+    {"model_unavailable", "network_error", "server_stopping", "http_error"}
+)
+"""Errors before a stream that may pass by themselves: their banner offers Retry."""
+
+
+def retry_html(error: ErrorInfo) -> str:
+    """Retry (sends the composer's prompt again), after a countdown when the server said how
+    long to wait (``data-until``: the page counts it down, then enables Retry)."""
+    if error.retry_at is None or not error.retry_after:
+        if error.code not in RETRYABLE and not error.retry_after:
+            return ""
+        return '<button type="button" data-action="retry">Retry</button>'
+    wait = math.ceil(error.retry_after)
+    return (
+        f'<span class="retry-in"{attr("data-until", f"{error.retry_at:.0f}")}>'
+        f"Try again in {wait} s.</span>"
+        '<button type="button" data-action="retry" disabled>Retry</button>'
+    )
 
 
 EMPTY_STATE_HTML: Final = empty_state_html()
@@ -188,9 +211,10 @@ def banner_html(state: State) -> str:
     error = state.last_error
     if error is None:
         return ""
+    words = human_error(error, with_wait=error.retry_at is None)
     return (
         f'<div class="banner" role="alert"{attr("data-error-code", error.code)}>'
-        f"<span>{escape(human_error(error))} <code>{escape(error.code)}</code></span>"
+        f"<span>{escape(words)} <code>{escape(error.code)}</code></span>{retry_html(error)}"
         '<button type="button" data-action="dismiss-error">Dismiss</button></div>'
     )
 
@@ -618,6 +642,11 @@ def status_html(run: RunState) -> str:
         else ""
     )
     items = [f'<span class="status-text"{cancel}>{escape(status_text(run))}</span>']
+    if run.status == "connecting":
+        # NOTE: the page counts the seconds (it knows the time): a slow answer shows it waits.
+        since = run.trace.resumes[-1].at if run.trace.resumes else run.trace.request_start
+        if since is not None:
+            items.append(f'<span class="elapsed"{attr("data-since", f"{since:.0f}")}></span>')
     if run.status == "completed" and run.stop_reason == "length":
         items.append('<span class="warning" data-warning="length">Cut at the length limit</span>')
     if run.is_partial and not run.is_live and run.status != "cancelling":

@@ -177,6 +177,11 @@ class ModelInfo(_Payload):
     supports_thinking: bool
     supports_tools: bool
     unavailable_reason: str | None = None  # why ``available`` is false, in words
+    first_event_wait_ms: int | None = Field(default=None, ge=0)
+    idle_wait_ms: int | None = Field(default=None, ge=0)
+    """How long the server itself waits for this model's first output, and between outputs,
+    before it ends the run with an error of its own (``None``: it does not say). The page
+    waits longer than that, so the server's word comes first."""
 
 
 class UploadLimits(_Payload):

@@ -5,12 +5,13 @@ through the openai SDK, and runs the model's tool calls."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import LiveServer, serve
+from tests.e2e.conftest import BOOT_TIMEOUT_MS, LiveServer, serve
 from tests.e2e.scenarios import send
 
 ANSWER_TIMEOUT_MS = 30_000
@@ -73,3 +74,20 @@ def test_chat_with_a_model_runs_its_tool_and_answers_a_follow_up(
         "user",
     ]
     assert calls[2]["messages"][3]["content"] == "The calculator says 84."
+
+
+def test_a_slow_first_word_is_waited_for_as_long_as_the_server_waits_showing_the_seconds(
+    app: Page, model_server: LiveServer
+) -> None:
+    # NOTE: the page's own timeouts are 1 s here; the server waits 70 s for this model's first
+    # output (its connect and first-byte timeouts) and says so in /api/models: the page waits
+    # longer than that, so a model that takes 3 s to start is not failed by the page.
+    app.goto(model_server.url + "/?firstEventTimeoutMs=1000&idleTimeoutMs=1000")
+    expect(app.locator("html[data-ready]")).to_be_attached(timeout=BOOT_TIMEOUT_MS)
+
+    answer = send(app, "Please take your time")
+
+    expect(answer.locator(".elapsed")).to_have_text(re.compile(r"^[12] s$"))
+    expect(answer).to_have_attribute("data-status", "completed", timeout=ANSWER_TIMEOUT_MS)
+    expect(answer.locator(".message-text")).to_have_text("You asked: “Please take your time”.")
+    expect(answer.locator(".elapsed")).to_have_count(0)

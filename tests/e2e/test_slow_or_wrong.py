@@ -5,13 +5,14 @@ markdown, Copy's feedback, images pasted or dropped, files refused at Send (issu
 from __future__ import annotations
 
 import base64
+import re
 from typing import Any
 
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
 from tests.e2e import scenarios
-from tests.e2e.conftest import BOOT_TIMEOUT_MS, LiveServer
+from tests.e2e.conftest import BOOT_TIMEOUT_MS, LiveServer, PageGuard
 from tests.e2e.scenarios import done, send, sleep, text
 
 STREAM_MS = 20_000
@@ -167,3 +168,29 @@ def test_resume_is_no_longer_offered_once_the_server_has_nothing_more(
     expect(answer.locator(".message-text")).to_have_text("Part one, part two")
     expect(answer.locator("[data-warning=partial]")).to_be_visible()
     expect(answer.locator("[data-action=regenerate]")).to_be_visible()
+
+
+def test_try_again_in_counts_down_then_retry_sends_the_prompt_again(
+    riacho: Page, server: LiveServer, guard: PageGuard
+) -> None:
+    guard.allow_console_error(r"the server responded with a status of 503")
+    unavailable = {"code": "model_unavailable", "message": "The model is resting."}
+    first = {"status": 503, "json": {"error": unavailable}, "headers": {"Retry-After": "4"}}
+    scenarios.on_next_stream(riacho, server, lambda _request: [first])
+    send(riacho, "Are you awake?")
+    banner = riacho.locator("[data-error-code=model_unavailable]")
+    retry = banner.locator("[data-action=retry]")
+    counting = banner.locator(".retry-in")
+    expect(counting).to_have_text(re.compile(r"^Try again in [234] s\.$"), timeout=STREAM_MS)
+    expect(retry).to_be_disabled()
+
+    expect(counting).to_have_text("Try again in 1 s.")
+    expect(retry).to_be_enabled(timeout=3_000)
+    expect(counting).to_have_text("")
+    with riacho.expect_request("**/api/respond/stream") as again:
+        retry.click()
+
+    answer = scenarios.answer_of(riacho, again.value.post_data_json["runId"])
+    expect(answer).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
+    assert again.value.post_data_json["prompt"] == "Are you awake?"
+    expect(banner).to_have_count(0)

@@ -193,6 +193,8 @@ async def test_models_include_an_unavailable_one(api: Api) -> None:
         "unavailableReason",
         "supportsThinking",
         "supportsTools",
+        "firstEventWaitMs",
+        "idleWaitMs",
     }
     assert any(m["available"] for m in models) and not all(m["available"] for m in models)
     for model in models:

@@ -297,6 +297,8 @@ async def test_model_without_its_key_is_listed_unavailable_and_refused(
         " key is not set",
         "supportsThinking": True,
         "supportsTools": True,
+        "firstEventWaitMs": 15_000,  # the fixture's connect and first-byte timeouts
+        "idleWaitMs": 5_000,
     }
     response = await api.stream(await api.new_chat(), "hello")
     error = (await response.json())["error"]
@@ -317,6 +319,8 @@ async def test_configured_models_come_first_and_the_demo_stays_listed(
         "unavailableReason": None,
         "supportsThinking": True,
         "supportsTools": False,
+        "firstEventWaitMs": 15_000,  # the fixture's connect and first-byte timeouts
+        "idleWaitMs": 5_000,
     }
     assert "riacho-demo" in [m["id"] for m in models]
 

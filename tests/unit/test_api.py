@@ -222,6 +222,8 @@ PAYLOADS: list[tuple[type[BaseModel], Wire]] = [
             "unavailableReason": "no key",
             "supportsThinking": True,
             "supportsTools": False,
+            "firstEventWaitMs": 70_000,
+            "idleWaitMs": None,
         },
     ),
     (AttachmentInfo, {"attachmentId": "a1", "name": "r.png", "size": 10, "mimeType": "image/png"}),

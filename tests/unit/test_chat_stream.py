@@ -89,6 +89,19 @@ async def test_send_is_refused_while_generating_and_for_an_empty_prompt() -> Non
     assert len(fake.opened) == 1
 
 
+async def test_a_pre_stream_error_that_says_when_to_try_again_knows_the_moment() -> None:
+    fake = FakeTransport()
+    chat = ChatStream(fake, fake, clock=lambda: 1_000.0, make_id=Ids())
+    await open_chat(fake, chat)
+    error = HttpStatusError(503, "model_unavailable", "Model unavailable", retry_after=2.5)
+    fake.runs.append(Script(error=error))
+
+    await finish(chat.send("my prompt"))
+
+    last_error = chat.get_state().last_error
+    assert last_error is not None and last_error.retry_at == 3_500.0, "2.5 s after it failed"
+
+
 async def test_pre_stream_error_keeps_the_prompt_in_the_composer() -> None:
     fake = FakeTransport()
     chat = make_stream(fake)

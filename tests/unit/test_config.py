@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from app.run.config import ClientConfig
+from app.run.config import SERVER_WORD_GRACE_MS, ClientConfig
 
 
 def test_defaults_follow_the_spec() -> None:
@@ -61,3 +61,22 @@ def test_from_query(query: dict[str, str], expected: dict[str, Any], warnings: i
 def test_a_warning_names_the_parameter_and_the_default_kept() -> None:
     (warning,) = ClientConfig.from_query({"totalTimeoutMs": "soon"}).warnings
     assert warning == "totalTimeoutMs='soon' is not a positive integer; using 600000"
+
+
+@pytest.mark.parametrize(
+    ("first_wait", "idle_wait", "first", "idle"),
+    [
+        pytest.param(None, None, 30_000, 60_000, id="the-server-says-nothing"),
+        pytest.param(60_000, 120_000, 70_000, 130_000, id="longer-than-the-server"),
+        pytest.param(5_000, 10_000, 30_000, 60_000, id="the-page-already-waits-longer"),
+        pytest.param(25_000, None, 35_000, 60_000, id="only-the-first-event"),
+    ],
+)
+def test_the_page_waits_longer_than_the_server_by_the_grace(
+    first_wait: int | None, idle_wait: int | None, first: int, idle: int
+) -> None:
+    config = ClientConfig().waiting_longer_than(first_wait, idle_wait)
+
+    assert (config.first_event_timeout_ms, config.idle_timeout_ms) == (first, idle)
+    assert config.total_timeout_ms == ClientConfig().total_timeout_ms
+    assert SERVER_WORD_GRACE_MS == 10_000

@@ -36,7 +36,7 @@ from app.state.state import (
     State,
 )
 from app.state.text import Text
-from app.state.trace import RunTrace
+from app.state.trace import Resume, RunTrace
 from app.ui.render import (
     ERROR_TEXT,
     INTERRUPTED_TEXT,
@@ -992,3 +992,61 @@ def test_codes_with_specifics_show_the_servers_words_after_their_own(
     error: ErrorInfo, text: str
 ) -> None:
     assert human_error(error) == text
+
+
+# --- waiting: the seconds waited, the countdown before Retry --------------------------------------
+
+
+def test_a_banner_that_says_when_to_try_again_counts_down_before_retry() -> None:
+    error = ErrorInfo("model_unavailable", "resting", 503, retry_after=2.5, retry_at=4_200.0)
+    banner = parse_html(banner_html(State(last_error=error))).one("data-error-code", error.code)
+
+    countdown = banner.one("data-until", "4200")
+    assert countdown.text == "Try again in 3 s."
+    assert banner.one("data-action", "retry").has("disabled")
+    words = banner.find_all(tag="span")[0]
+    assert words.text == f"{ERROR_TEXT['model_unavailable']} model_unavailable", "said once"
+
+
+@pytest.mark.parametrize(
+    ("error", "retry"),
+    [
+        pytest.param(ErrorInfo("network_error", "down"), True, id="network"),
+        pytest.param(ErrorInfo("model_unavailable", "x", 503), True, id="unavailable-no-wait"),
+        pytest.param(ErrorInfo("chat_not_found", "x", 404), False, id="not-for-a-retry"),
+        pytest.param(ErrorInfo("empty_prompt", "x", 400), False, id="the-prompt-is-the-problem"),
+    ],
+)
+def test_a_banner_offers_retry_at_once_for_errors_that_may_pass(
+    error: ErrorInfo, retry: bool
+) -> None:
+    banner = parse_html(banner_html(State(last_error=error))).one("data-error-code", error.code)
+
+    buttons = banner.find_all("data-action", "retry")
+    assert len(buttons) == int(retry)
+    assert not any(b.has("disabled") for b in buttons)
+    assert not banner.find_all("data-until")
+
+
+@pytest.mark.parametrize(
+    ("fields", "since"),
+    [
+        pytest.param({"status": "connecting"}, "1500", id="waiting-since-the-request"),
+        pytest.param(
+            {"status": "connecting", "phase": Resuming(3)}, "9000", id="resuming-since-the-resume"
+        ),
+        pytest.param({"status": "receiving"}, None, id="not-while-receiving"),
+        pytest.param({"status": "completed"}, None, id="not-once-settled"),
+    ],
+)
+def test_an_answer_waited_for_says_since_when_for_the_page_to_count(
+    fields: dict[str, Any], since: str | None
+) -> None:
+    trace = RunTrace("r1", request_start=1_500.0, resumes=(Resume(9_000.0, 3, False),))
+    if "phase" not in fields:
+        trace = RunTrace("r1", request_start=1_500.0)
+    line = parse_html(status_html(run(trace=trace, **fields)))
+
+    counted = line.find_all("data-since")
+    assert [c.get("data-since") for c in counted] == ([since] if since else [])
+    assert all(c.text == "" for c in counted), "the page fills the seconds in"

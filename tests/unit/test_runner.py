@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from app.run.chat_stream import ChatStream
+from app.run.chat_stream import ChatStream, SendOptions
 from app.state.parts import ToolCallPart
 from app.state.state import Live, Replaying, State
 from app.state.trace import Gap, format_trace
-from app.wire.api import ServerRunStatus
+from app.wire.api import ModelInfo, ServerRunStatus
 from app.wire.errors import HttpStatusError, TransportError
 from tests.unit.fakes import (
     KEEPALIVE,
@@ -540,6 +540,43 @@ async def test_first_event_timeout_fails_the_run() -> None:
     assert run.error is not None and run.error.code == "first_event_timeout"
     assert run.trace.keepalives == 1
     assert fake.released == ["run_1"] and fake.cancelled == ["run_1"]  # best-effort server stop
+
+
+def slow_model(model_id: str, first_event_wait_ms: int | None) -> ModelInfo:
+    return ModelInfo(
+        id=model_id,
+        label=model_id,
+        available=True,
+        supports_thinking=False,
+        supports_tools=False,
+        first_event_wait_ms=first_event_wait_ms,
+    )
+
+
+async def test_a_model_the_server_waits_longer_for_gets_a_longer_first_event_timeout() -> None:
+    fake, pause = FakeTransport(), Pause()
+    chat = await started(
+        fake, [KEEPALIVE, pause, text(1, "late"), done(2)], first_event_timeout_ms=30
+    )
+    chat.set_models([slow_model("slow", 100), slow_model("quick", None)])
+
+    task = chat.send("x", SendOptions(model_id="slow"))
+    await asyncio.sleep(0.2)  # NOTE: far past the page's own 30 ms
+
+    assert run_of(chat).status == "connecting"
+    pause.gate.set()
+    await finish(task)
+    assert (run_of(chat).status, run_of(chat).text) == ("completed", "late")
+
+
+async def test_a_model_the_server_says_nothing_of_keeps_the_page_s_timeout() -> None:
+    fake = FakeTransport()
+    chat = await started(fake, [KEEPALIVE, Pause()], first_event_timeout_ms=30)
+    chat.set_models([slow_model("slow", 100), slow_model("quick", None)])
+
+    await finish(chat.send("x", SendOptions(model_id="quick")))
+
+    assert run_of(chat).trace.timeout_fired == "first_event"
 
 
 async def test_first_event_timeout_covers_a_request_that_never_answers() -> None:
