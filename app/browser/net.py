@@ -25,6 +25,7 @@ from app.browser.edge import JsValue, Listeners, early_response, js_object, text
 from app.run.transport import Progress
 from app.wire.api import (
     AttachmentInfo,
+    CancelBody,
     CancelResult,
     ChatDetail,
     ChatSummary,
@@ -36,6 +37,7 @@ from app.wire.api import (
     encode_payload,
     parse_http_error,
 )
+from app.wire.codes import ClientTimeoutCode
 from app.wire.errors import HttpStatusError, TransportError
 
 
@@ -185,8 +187,11 @@ class BrowserApi:
         if not js_response.ok:
             raise await _js_error_body(js_response)
 
-    async def cancel_run(self, run_id: str) -> CancelResult:
-        answer = await self._json(f"/api/runs/{run_id}/cancel", "POST", {})
+    async def cancel_run(
+        self, run_id: str, reason: ClientTimeoutCode | None = None
+    ) -> CancelResult:
+        body = CancelBody(reason=reason).model_dump(by_alias=True, exclude_none=True)
+        answer = await self._json(f"/api/runs/{run_id}/cancel", "POST", body)
         return CancelResult.model_validate(answer)
 
     async def get_run(self, run_id: str) -> RunInfo:

@@ -49,7 +49,15 @@ from app.state.state import ErrorInfo, GapHeld, Replaying, Resuming, RunState, S
 from app.state.store import Store
 from app.state.trace import Clock
 from app.wire.api import RespondStreamBody
-from app.wire.errors import ChatError, HttpStatusError, TimeoutFired, TimeoutKind, TransportError
+from app.wire.codes import ClientTimeoutCode
+from app.wire.errors import (
+    TIMEOUT_CODES,
+    ChatError,
+    HttpStatusError,
+    TimeoutFired,
+    TimeoutKind,
+    TransportError,
+)
 from app.wire.protocol import ParsedEvent, StreamEvent, parse_event
 from app.wire.sse import SSEDecoder, SSEMessage
 
@@ -211,7 +219,7 @@ async def _fail_timeout(env: RunEnv, run_id: str, kind: TimeoutKind) -> None:
     """The run failed by a timeout: record which, then stop the reader and the server."""
     error = error_info(TimeoutFired(kind, _limit_ms(env.config, kind) / 1000))
     env.dispatch(StreamFailed(run_id, env.clock(), "timeout", error, timeout=kind))
-    await _give_up(env, run_id)
+    await _give_up(env, run_id, TIMEOUT_CODES[kind])
 
 
 async def read_stream(
@@ -343,7 +351,9 @@ class _Connection:
             env.dispatch(StreamFailed(self.run_id, env.clock(), "protocol", error))
 
 
-async def _give_up(env: RunEnv, run_id: str) -> None:
-    """After a client-side failure (the reader is already gone): ask the server to stop."""
+async def _give_up(env: RunEnv, run_id: str, reason: ClientTimeoutCode) -> None:
+    """After the page gave up waiting (the reader is already gone): ask the server to stop,
+    saying why, so the run's record (and a reload) shows the same failure."""
+    cancel = env.api.cancel_run(run_id, reason)
     with contextlib.suppress(ChatError, TimeoutError):
-        await asyncio.wait_for(env.api.cancel_run(run_id), env.config.cancel_deadline_ms / 1000)
+        await asyncio.wait_for(cancel, env.config.cancel_deadline_ms / 1000)

@@ -31,6 +31,7 @@ from app.wire.api import (
     RunInfo,
     SessionInfo,
 )
+from app.wire.codes import ClientTimeoutCode
 
 ByteStream = AsyncGenerator[bytes, None]
 Progress = Callable[[int, int], None]
@@ -64,8 +65,11 @@ class ChatApi(Protocol):
         """``POST /api/session/sign-out``."""
         ...
 
-    async def cancel_run(self, run_id: str) -> CancelResult:
-        """``POST /api/runs/{run_id}/cancel``: the run's persisted status after the request."""
+    async def cancel_run(
+        self, run_id: str, reason: ClientTimeoutCode | None = None
+    ) -> CancelResult:
+        """``POST /api/runs/{run_id}/cancel``: the run's persisted status after the request
+        (``reason``: the page's timeout, when it gave up waiting; else the user's Stop)."""
         ...
 
     async def get_run(self, run_id: str) -> RunInfo:

@@ -40,6 +40,7 @@ from app.state.state import (
 from app.state.text import Text
 from app.state.trace import RunTrace
 from app.wire.api import ChatDetail, MessageOut
+from app.wire.errors import TIMEOUT_CODES, TimeoutKind
 
 _STATUS: dict[str, tuple[RunStatus, EndReason | None]] = {
     "running": ("interrupted", "detached"),
@@ -131,12 +132,18 @@ _SERVER_REASONS: dict[str, EndReason] = {
 }
 
 
+_PAGE_TIMEOUTS: dict[str, TimeoutKind] = {code: kind for kind, code in TIMEOUT_CODES.items()}
+
+
 def run_from_message(chat_id: str, out: MessageOut) -> RunState:
     """One persisted assistant message as a settled run (parts from history)."""
     status, reason = _STATUS.get(out.status or "completed", ("completed", None))
     if status != "completed" and out.reason in _SERVER_REASONS:
         reason = _SERVER_REASONS[out.reason]
-    error = None
+    error, timeout = None, _PAGE_TIMEOUTS.get(out.reason or "")
+    if status == "cancelled" and timeout is not None:
+        # NOTE: the page gave up waiting and cancelled it, saying so: shown as it was then
+        status, reason = "failed", "timeout"
     if status == "failed":
         error = ErrorInfo(out.reason or "stream_error", out.error_message or "")
     parts = parts_from_json(out.parts)
@@ -156,7 +163,9 @@ def run_from_message(chat_id: str, out: MessageOut) -> RunState:
         has_gap=out.partial and status == "completed",
         message_id=out.id,
         phase=Restored(),
-        trace=RunTrace(run_id, outcome=status),
+        trace=RunTrace(
+            run_id, outcome=status, timeout_fired=timeout if reason == "timeout" else None
+        ),
     )
 
 

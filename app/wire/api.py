@@ -16,6 +16,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from app.wire.codes import ClientTimeoutCode
 from app.wire.errors import HttpStatusError
 from app.wire.protocol import CAMEL_CONFIG, NonEmptyStr, Severity, StopReason
 
@@ -67,6 +68,14 @@ class ApiErrorBody(_Payload):
     """An error answered before the stream starts: ``{"error": {"code", "message"}}``."""
 
     error: ApiErrorDetail
+
+
+class CancelBody(_Payload):
+    """``POST /api/runs/{runId}/cancel``: why the page cancels (none: the user's Stop; a
+    timeout: the page gave up waiting). The server keeps it as the run's reason, so a reload
+    shows the same ending the page showed."""
+
+    reason: ClientTimeoutCode | None = None
 
 
 class RunInfo(_Payload):

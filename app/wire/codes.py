@@ -77,19 +77,25 @@ EndErrorCode = Literal[
 ]
 """Codes of the terminal ``error`` events the reference server sends."""
 
-ClientErrorCode = Literal[
-    "attachment_refused",
-    "chat_error",
-    "event_too_large",
-    "first_event_timeout",
-    "idle_timeout",
-    "network_error",
-    "total_timeout",
-]
+ClientTimeoutCode = Literal["first_event_timeout", "idle_timeout", "total_timeout"]
+"""The page's own timeouts: the codes it fails a run with, and tells the server when it cancels
+that run for one (``POST /api/runs/{runId}/cancel`` ``{"reason"}``)."""
+
+ClientErrorCode = (
+    Literal["attachment_refused", "chat_error", "event_too_large", "network_error"]
+    | ClientTimeoutCode
+)
 """Codes the page makes itself."""
 
 ErrorCode = ApiErrorCode | EndErrorCode | ClientErrorCode
-ERROR_CODES: Final[frozenset[str]] = frozenset(
-    code for group in (ApiErrorCode, EndErrorCode, ClientErrorCode) for code in get_args(group)
-)
+
+
+def _words(kind: object) -> frozenset[str]:
+    """The strings of a ``Literal``, or of a union of them."""
+    return frozenset(
+        arg for part in get_args(kind) for arg in (_words(part) if get_args(part) else (part,))
+    )
+
+
+ERROR_CODES: Final[frozenset[str]] = _words(ErrorCode)
 """Every code of the vocabulary."""

@@ -18,9 +18,17 @@ is deliberately not modelled here.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
+
+from app.wire.codes import ClientTimeoutCode
 
 TimeoutKind = Literal["first_event", "idle", "total"]
+TIMEOUT_CODES: Final[dict[TimeoutKind, ClientTimeoutCode]] = {
+    "first_event": "first_event_timeout",
+    "idle": "idle_timeout",
+    "total": "total_timeout",
+}
+"""Each timeout of the page and its error code."""
 
 
 class ChatError(Exception):

@@ -6,12 +6,13 @@ import asyncio
 import re
 
 from aiohttp import web
+from pydantic import ValidationError
 
-from app.wire.api import CancelResult, RunInfo
+from app.wire.api import CancelBody, CancelResult, RunInfo
 from server.auth import current_user
 from server.db import Row
 from server.errors import ApiError
-from server.jsonio import answer_payload
+from server.jsonio import answer_payload, read_json_body
 from server.runs import log as runlog
 from server.runs.remote import follow_elsewhere
 from server.runs.stream import follow_run, open_sse, write_frames
@@ -59,17 +60,28 @@ async def get_run(request: web.Request) -> web.Response:
 async def cancel_run(request: web.Request) -> web.Response:
     """``POST /api/runs/{runId}/cancel``: idempotent; answers the persisted status after it."""
     svc, user_id, run_id = services(request), current_user(request), request.match_info["run_id"]
+    reason = (await _cancel_body(request)).reason
     if await runlog.run_row(svc.db, user_id, run_id) is None:
         # NOTE: its stream request may still be on its way: the cancel is kept for it, and
         # accepted, not yet confirmed (SPEC §4); an id that never comes stays "running". Runs
         # are the user's own (user/run keys), so another user's run of this id is answered the
         # same way and never touched: the answer tells nobody that it exists.
-        svc.runs.note_early_cancel(user_id, run_id)
+        svc.runs.note_early_cancel(user_id, run_id, reason)
         return answer_payload(CancelResult(run_id=run_id, status="running"))
-    status = await asyncio.shield(svc.runs.cancel(user_id, run_id))
+    status = await asyncio.shield(svc.runs.cancel(user_id, run_id, reason))
     if status is None:
         raise ApiError(404, "run_not_found", f"run {run_id!r} not found")
     return answer_payload(CancelResult(run_id=run_id, status=status))
+
+
+async def _cancel_body(request: web.Request) -> CancelBody:
+    """The cancel's optional body (none, or ``{}``: the user's Stop)."""
+    if not request.can_read_body:
+        return CancelBody()
+    try:
+        return CancelBody.model_validate(await read_json_body(request))
+    except ValidationError as error:
+        raise ApiError(400, "invalid_body", f"a cancel body is {{'reason'?}}: {error}") from None
 
 
 MAX_SEQ = 2**62

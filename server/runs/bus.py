@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from app.wire.api import ServerRunStatus
+from app.wire.codes import ClientTimeoutCode
 from server.runs.log import Frame
 
 
@@ -38,7 +39,7 @@ class Ended:
 
 
 TailEntry = Logged | Ended
-CancelHandler = Callable[[str, str], None]  # (user id, run id)
+CancelHandler = Callable[[str, str, ClientTimeoutCode | None], None]  # (user, run, reason)
 TAIL_START = "0-0"  # a tail position before any entry
 
 
@@ -52,7 +53,8 @@ class RunBus(Protocol):
         ...
 
     async def start(self, on_cancel: CancelHandler) -> None:
-        """Connect; ``on_cancel(user_id, run_id)`` is called for each cancel any process sends."""
+        """Connect; ``on_cancel(user_id, run_id, reason)`` is called for each cancel any process
+        sends."""
         ...
 
     async def aclose(self) -> None:
@@ -71,8 +73,11 @@ class RunBus(Protocol):
         """Append the run's end to its tail and drop its lease."""
         ...
 
-    def request_cancel(self, user_id: str, run_id: str) -> None:
-        """Ask whichever process generates the run to stop it."""
+    def request_cancel(
+        self, user_id: str, run_id: str, reason: ClientTimeoutCode | None = None
+    ) -> None:
+        """Ask whichever process generates the run to stop it (``reason``: the page's
+        timeout, when the page gave up waiting)."""
         ...
 
     async def owner_alive(self, key: str) -> bool:
@@ -122,7 +127,9 @@ class LocalBus:
     def release(self, key: str, status: ServerRunStatus) -> None:
         return None
 
-    def request_cancel(self, user_id: str, run_id: str) -> None:
+    def request_cancel(
+        self, user_id: str, run_id: str, reason: ClientTimeoutCode | None = None
+    ) -> None:
         return None
 
     async def owner_alive(self, key: str) -> bool:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from app.wire.api import ServerRunStatus
+from app.wire.codes import ClientTimeoutCode
 from app.wire.protocol import ErrorEvent, StreamEvent
 from server.db import now
 from server.runs.log import AnswerFold, Frame
@@ -88,6 +89,7 @@ class LiveRun:
         self.answer = AnswerFold(meta.run_id)
         self.stopped = asyncio.Event()
         self.stop_cause: StopCause | None = None
+        self.cancel_reason: ClientTimeoutCode | None = None  # the page gave up waiting
         self.failure_code: str | None = None  # the code of the ``error`` event that ended it
         self.failure_message: str | None = None  # and its words
         self._task: asyncio.Task[ServerRunStatus | None] | None = None
@@ -120,10 +122,11 @@ class LiveRun:
     def attach_task(self, task: asyncio.Task[ServerRunStatus | None]) -> None:
         self._task = task
 
-    def stop_generation(self, cause: StopCause) -> None:
-        """Cancel the generation task (the first cause given is the one recorded)."""
+    def stop_generation(self, cause: StopCause, reason: ClientTimeoutCode | None = None) -> None:
+        """Cancel the generation task (the first cause given is the one recorded, with the
+        page's timeout when the page gave up)."""
         if self.stop_cause is None:
-            self.stop_cause = cause
+            self.stop_cause, self.cancel_reason = cause, reason
         if cause == "user" and self.trace.cancel_requested_at is None:
             self.trace.cancel_requested_at = now()
         self.trace.orphaned = self.trace.orphaned or cause == "orphaned"

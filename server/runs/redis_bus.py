@@ -30,7 +30,8 @@ from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError
 from redis.typing import EncodableT, FieldT
 
-from app.wire.api import ServerRunStatus
+from app.wire.api import CancelBody, ServerRunStatus
+from app.wire.codes import ClientTimeoutCode
 from server.db import new_id
 from server.runs.bus import TAIL_START, CancelHandler, Ended, Logged, TailEntry
 from server.runs.log import Frame
@@ -38,6 +39,15 @@ from server.runs.log import Frame
 log = logging.getLogger("riacho.redis")
 PREFIX = "riacho"
 CANCEL_CHANNEL = f"{PREFIX}:cancel"
+
+
+class CancelMessage(CancelBody):
+    """A cancel on :data:`CANCEL_CHANNEL`: whose run, and the page's reason (if any)."""
+
+    user_id: str
+    run_id: str
+
+
 TAIL_MAXLEN = 10_000
 TAIL_BATCH = 500
 Command = Callable[[Pipeline], None]
@@ -114,8 +124,10 @@ class RedisBus:
 
         self._commands.put_nowait(end)
 
-    def request_cancel(self, user_id: str, run_id: str) -> None:
-        message = json.dumps({"userId": user_id, "runId": run_id})
+    def request_cancel(
+        self, user_id: str, run_id: str, reason: ClientTimeoutCode | None = None
+    ) -> None:
+        message = json.dumps({"userId": user_id, "runId": run_id, "reason": reason})
 
         def send(pipe: Pipeline) -> None:
             pipe.publish(CANCEL_CHANNEL, message)
@@ -176,8 +188,8 @@ class RedisBus:
             while True:
                 message = await pubsub.get_message(timeout=1.0)
                 if message is not None and message.get("type") == "message":
-                    cancel = json.loads(message["data"])
-                    on_cancel(str(cancel["userId"]), str(cancel["runId"]))
+                    cancel = CancelMessage.model_validate_json(message["data"])
+                    on_cancel(cancel.user_id, cancel.run_id, cancel.reason)
 
     # --- readers elsewhere -----------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from app.state.parts import ThinkingPart
 from app.wire.api import ServerRunStatus
+from app.wire.codes import ClientTimeoutCode
 from app.wire.protocol import (
     DoneEvent,
     ErrorEvent,
@@ -80,7 +81,8 @@ class RunRegistry:
         self.live: dict[str, LiveRun] = {}
         self.traces: dict[str, RunTrace] = {}
         self.accepting = True
-        self._early_cancels: OrderedDict[tuple[str, str], float] = OrderedDict()
+        # NOTE: (user, run) -> when the cancel came, and the page's timeout if it gave up
+        self._early_cancels: OrderedDict[tuple[str, str], EarlyCancel] = OrderedDict()
         self._orphan_checks: set[asyncio.Task[None]] = set()
         self._wrap_ups: set[asyncio.Task[None]] = set()
 
@@ -108,8 +110,9 @@ class RunRegistry:
         task = asyncio.get_running_loop().create_task(body)
         task.add_done_callback(lambda done: self._on_task_done(run, endings, done))
         run.attach_task(task)
-        if self._early_cancels.pop((run.meta.user_id, run.run_id), None) is not None:
-            run.stop_generation("user")
+        early = self._early_cancels.pop((run.meta.user_id, run.run_id), None)
+        if early is not None:
+            run.stop_generation("user", early[1])
 
     async def emit(self, run: LiveRun, event: StreamEvent) -> Frame | None:
         """Append a produced event with the next seq; ``None`` if the run already ended."""
@@ -181,18 +184,21 @@ class RunRegistry:
         if run.remove_reader():
             self._arm_orphan_timer(run)
 
-    async def cancel(self, user_id: str, run_id: str) -> ServerRunStatus | None:
-        """Stop a run's generation; the persisted status after it (``None``: unknown run)."""
+    async def cancel(
+        self, user_id: str, run_id: str, reason: ClientTimeoutCode | None = None
+    ) -> ServerRunStatus | None:
+        """Stop a run's generation (``reason``: the page gave up waiting, else the user's
+        Stop); the persisted status after it (``None``: unknown run)."""
         run = self.find(user_id, run_id)
         if run is not None and run.meta.user_id == user_id:
-            run.stop_generation("user")
+            run.stop_generation("user", reason)
             try:
                 async with asyncio.timeout(self.config.cancel_wait_s):
                     await run.stopped.wait()
             except TimeoutError:
                 pass
         elif self.bus.spans_processes and await self.persisted_status(user_id, run_id) == "running":
-            self.bus.request_cancel(user_id, run_id)
+            self.bus.request_cancel(user_id, run_id, reason)
             await self._wait_persisted_end(user_id, run_id)
         return await self.persisted_status(user_id, run_id)
 
@@ -203,14 +209,16 @@ class RunRegistry:
                 while await self.persisted_status(user_id, run_id) == "running":
                     await asyncio.sleep(CANCEL_POLL_S)
 
-    def on_cancel_sent(self, user_id: str, run_id: str) -> None:
+    def on_cancel_sent(
+        self, user_id: str, run_id: str, reason: ClientTimeoutCode | None = None
+    ) -> None:
         """A cancel sent by some process: stop the run if it is generated here, else keep it
         for a stream request still on its way here."""
         run = self.find(user_id, run_id)
         if run is None:
-            self.note_early_cancel(user_id, run_id, send=False)
+            self.note_early_cancel(user_id, run_id, reason, send=False)
         elif run.generating:
-            run.stop_generation("user")
+            run.stop_generation("user", reason)
 
     async def persisted_status(self, user_id: str, run_id: str) -> ServerRunStatus | None:
         row = await runlog.run_row(self.db, user_id, run_id)
@@ -237,17 +245,23 @@ class RunRegistry:
                 {"Retry-After": "5"},
             )
 
-    def note_early_cancel(self, user_id: str, run_id: str, send: bool = True) -> None:
+    def note_early_cancel(
+        self,
+        user_id: str,
+        run_id: str,
+        reason: ClientTimeoutCode | None = None,
+        send: bool = True,
+    ) -> None:
         """Remember a cancel for a run not created yet (its stream request is in flight); with
         ``send``, other processes are told too (the request may land on one of them).
 
         # NOTE: bounded in size and age, O(1) per call: the oldest notes go first.
         """
         if send:
-            self.bus.request_cancel(user_id, run_id)
+            self.bus.request_cancel(user_id, run_id, reason)
         notes, stamp = self._early_cancels, time.monotonic()
         notes.pop((user_id, run_id), None)
-        notes[(user_id, run_id)] = stamp
+        notes[(user_id, run_id)] = (stamp, reason)
         while notes and (len(notes) > EARLY_CANCELS_KEPT or _oldest(notes) < stamp - 60.0):
             notes.popitem(last=False)
 
@@ -319,7 +333,7 @@ class RunRegistry:
             if endings.cancelled is not None:
                 await self.emit(run, endings.cancelled)
             cause = "orphaned" if run.stop_cause == "orphaned" else "user_cancelled"
-            await self.finish(run, "cancelled", cause)
+            await self.finish(run, "cancelled", run.cancel_reason or cause)
 
     async def _take_ending(self, run: LiveRun) -> None:
         """Read the end another process logged for this run, for this process's readers."""
@@ -360,8 +374,11 @@ class RunRegistry:
             del self.traces[next(iter(self.traces))]
 
 
-def _oldest(notes: OrderedDict[tuple[str, str], float]) -> float:
-    return next(iter(notes.values()))
+EarlyCancel = tuple[float, ClientTimeoutCode | None]
+
+
+def _oldest(notes: OrderedDict[tuple[str, str], EarlyCancel]) -> float:
+    return next(iter(notes.values()))[0]
 
 
 def _default_reason(run: LiveRun, status: ServerRunStatus) -> str | None:

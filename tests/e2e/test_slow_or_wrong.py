@@ -194,3 +194,24 @@ def test_try_again_in_counts_down_then_retry_sends_the_prompt_again(
     expect(answer).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
     assert again.value.post_data_json["prompt"] == "Are you awake?"
     expect(banner).to_have_count(0)
+
+
+def test_an_answer_the_page_gave_up_waiting_for_reads_the_same_after_a_reload(
+    riacho: Page, server: LiveServer
+) -> None:
+    riacho.goto(server.url + "/?firstEventTimeoutMs=1500")
+    expect(riacho.locator("html[data-ready]")).to_be_attached(timeout=BOOT_TIMEOUT_MS)
+    steps = [sleep(10_000), text("Too late"), done()]
+    seen = scenarios.on_next_stream(riacho, server, lambda _request: steps)
+    answer = send(riacho, "Are you there?")
+    expect(answer).to_have_attribute("data-status", "failed", timeout=STREAM_MS)
+    said = answer.locator(".status-line").inner_text()
+    expect(answer.locator("[data-error-code=first_event_timeout]")).to_be_visible()
+    scenarios.wait_for_record(server, seen[0].run_id, lambda r: r["status"] == "cancelled")
+
+    reload(riacho)
+
+    again = scenarios.answer_of(riacho, seen[0].run_id)
+    expect(again).to_have_attribute("data-status", "failed", timeout=STREAM_MS)
+    expect(again.locator("[data-error-code=first_event_timeout]")).to_be_visible()
+    assert again.locator(".status-line").inner_text() == said

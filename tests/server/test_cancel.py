@@ -232,3 +232,67 @@ async def test_a_server_shutdown_interrupts_runs_instead_of_cancelling_them(
     assert (trace["cancelRequested"], trace["generationStopped"]) == (False, True)
     events = await logged_events(server, "run_shutdown")
     assert not any(e["type"] == "done" and e["stopReason"] == "cancelled" for e in events)
+
+
+# --- a cancel that says the page gave up waiting ----------------------------------------------
+
+
+@pytest.mark.parametrize("reason", ["first_event_timeout", "idle_timeout", "total_timeout"])
+async def test_a_cancel_for_the_page_s_timeout_is_kept_as_the_run_s_reason(
+    api: Api, reason: str
+) -> None:
+    chat_id = await api.new_chat()
+    await api.scenario([{"sleep_ms": 10_000}, {"event": {"type": "text", "text": "late"}}])
+    response = await api.stream(chat_id, runId="run_gave_up")
+    assert response.status == 200
+
+    answer = await api.json("POST", "/api/runs/run_gave_up/cancel", json={"reason": reason})
+
+    assert answer == {"runId": "run_gave_up", "status": "cancelled"}
+    assert ((info := await api.run("run_gave_up"))["status"], info["reason"]) == (
+        "cancelled",
+        reason,
+    )
+    detail = await api.json("GET", f"/api/chats/{chat_id}")
+    answer_out = next(m for m in detail["messages"] if m["role"] == "assistant")
+    assert (answer_out["status"], answer_out["reason"]) == ("cancelled", reason)
+
+
+@pytest.mark.parametrize("body", [None, {}, {"reason": None}])
+async def test_a_cancel_without_a_reason_is_the_user_s_stop(api: Api, body: object) -> None:
+    chat_id = await api.new_chat()
+    await api.scenario([{"sleep_ms": 10_000}, {"event": {"type": "text", "text": "late"}}])
+    await api.stream(chat_id, runId="run_stopped")
+
+    await api.json("POST", "/api/runs/run_stopped/cancel", json=body)
+
+    assert (await api.run("run_stopped"))["reason"] == "user_cancelled"
+
+
+@pytest.mark.parametrize(
+    "body", [{"reason": "bored"}, {"reason": 3}, ["first_event_timeout"], "x"], ids=repr
+)
+async def test_a_cancel_with_a_reason_outside_the_vocabulary_is_refused(
+    api: Api, body: object
+) -> None:
+    chat_id = await api.new_chat()
+    await api.scenario([{"sleep_ms": 10_000}, {"event": {"type": "text", "text": "late"}}])
+    await api.stream(chat_id, runId="run_odd")
+
+    error = await api.json("POST", "/api/runs/run_odd/cancel", expect=400, json=body)
+
+    assert error["error"]["code"] == "invalid_body"
+    assert (await api.run("run_odd"))["status"] == "running", "a refused cancel stops nothing"
+    await api.cancel("run_odd")
+
+
+async def test_an_early_cancel_keeps_the_page_s_reason_for_the_run_that_comes(api: Api) -> None:
+    chat_id = await api.new_chat()
+    body = {"reason": "first_event_timeout"}
+    early = await api.json("POST", "/api/runs/run_late/cancel", json=body)
+    assert early == {"runId": "run_late", "status": "running"}
+
+    await api.run_turn(chat_id, runId="run_late")
+
+    info = await api.run("run_late")
+    assert (info["status"], info["reason"]) == ("cancelled", "first_event_timeout")

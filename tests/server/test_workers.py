@@ -150,6 +150,23 @@ async def test_a_cancel_sent_to_b_stops_the_generation_on_a(
     assert await alice.json(a, "POST", "/api/runs/run_stop/cancel") == answer
 
 
+async def test_a_cancel_for_the_page_s_timeout_sent_to_b_is_kept_by_a(
+    start_workers: StartWorkers, make_user: MakeUser
+) -> None:
+    a, b = start_workers("--demo-token-ms", "80")
+    alice = await make_user("alice", a)
+    on_a = await alice.stream(a, await alice.new_chat(a), "run_idle")
+    await read_events(on_a, 2)
+
+    body = {"reason": "idle_timeout"}
+    answer = await alice.json(b, "POST", "/api/runs/run_idle/cancel", json=body)
+
+    assert answer == {"runId": "run_idle", "status": "cancelled"}
+    info_a, info_b = await alice.run(a, "run_idle"), await alice.run(b, "run_idle")
+    assert info_a == info_b
+    assert (info_b["status"], info_b["reason"]) == ("cancelled", "idle_timeout")
+
+
 async def test_killing_a_interrupts_its_run_and_ends_the_reader_on_b(
     start_workers: StartWorkers, make_user: MakeUser
 ) -> None:

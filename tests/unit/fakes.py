@@ -27,6 +27,7 @@ from app.wire.api import (
     ServerRunStatus,
     SessionInfo,
 )
+from app.wire.codes import ClientTimeoutCode
 from app.wire.errors import ChatError, HttpStatusError, TransportError
 
 # --- scripts -----------------------------------------------------------------------------------
@@ -97,6 +98,7 @@ class FakeTransport:
         self.resumed: list[tuple[str, int]] = []
         self.released: list[str] = []
         self.cancelled: list[str] = []
+        self.cancel_reasons: list[ClientTimeoutCode | None] = []
         self.polled: list[str] = []
         self.compacted: list[str] = []
         self.searched: list[str] = []
@@ -114,8 +116,11 @@ class FakeTransport:
         self.resumed.append((run_id, after_seq))
         return await self._open(run_id, self.events)
 
-    async def cancel_run(self, run_id: str) -> CancelResult:
+    async def cancel_run(
+        self, run_id: str, reason: ClientTimeoutCode | None = None
+    ) -> CancelResult:
         self.cancelled.append(run_id)
+        self.cancel_reasons.append(reason)
         await asyncio.sleep(0)
         answer = self.cancel_answers.popleft() if self.cancel_answers else "cancelled"
         if isinstance(answer, ChatError):

@@ -81,6 +81,45 @@ def test_run_status_from_history(stored: Any, status: str, reason: str | None) -
     assert (run.status, run.reason, run.phase) == (status, reason, Restored())
 
 
+@pytest.mark.parametrize(
+    ("code", "kind"),
+    [
+        ("first_event_timeout", "first_event"),
+        ("idle_timeout", "idle"),
+        ("total_timeout", "total"),
+    ],
+)
+def test_a_run_the_page_cancelled_for_its_timeout_reads_back_as_that_failure(
+    code: str, kind: str
+) -> None:
+    stored = MessageOut(id="a", role="assistant", status="cancelled", reason=code, run_id="r")
+
+    run = run_from_message("c1", stored)
+
+    assert (run.status, run.reason, run.cancel, run.trace.timeout_fired) == (
+        "failed",
+        "timeout",
+        None,
+        kind,
+    )
+    assert run.error is not None and run.error.code == code
+
+
+def test_a_run_the_user_stopped_stays_stopped() -> None:
+    stored = MessageOut(
+        id="a", role="assistant", status="cancelled", reason="user_cancelled", run_id="r"
+    )
+
+    run = run_from_message("c1", stored)
+
+    assert (run.status, run.cancel, run.error, run.trace.timeout_fired) == (
+        "cancelled",
+        "confirmed",
+        None,
+        None,
+    )
+
+
 def test_a_message_without_run_id_or_parts_still_shows_its_text() -> None:
     run = run_from_message("c1", MessageOut(id="a9", role="assistant", text="plain", partial=True))
     assert (run.run_id, run.text, run.message_id, run.has_gap) == ("stored_a9", "plain", "a9", True)

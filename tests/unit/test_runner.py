@@ -540,6 +540,7 @@ async def test_first_event_timeout_fails_the_run() -> None:
     assert run.error is not None and run.error.code == "first_event_timeout"
     assert run.trace.keepalives == 1
     assert fake.released == ["run_1"] and fake.cancelled == ["run_1"]  # best-effort server stop
+    assert fake.cancel_reasons == ["first_event_timeout"], "the server is told why"
 
 
 def slow_model(model_id: str, first_event_wait_ms: int | None) -> ModelInfo:
@@ -618,6 +619,7 @@ async def test_idle_timeout_is_not_reset_by_keepalives_and_keeps_the_text() -> N
     assert (run.status, run.text, run.trace.timeout_fired) == ("failed", "partial", "idle")
     assert run.error is not None and run.error.code == "idle_timeout"
     assert run.trace.keepalives >= 1
+    assert fake.cancel_reasons == ["idle_timeout"]
 
 
 async def test_total_timeout_fires_even_while_content_flows() -> None:
@@ -630,6 +632,7 @@ async def test_total_timeout_fires_even_while_content_flows() -> None:
     run = run_of(chat)
     assert (run.status, run.trace.timeout_fired) == ("failed", "total")
     assert run.text and set(run.text) == {"x"}
+    assert fake.cancel_reasons == ["total_timeout"]
 
 
 # --- protocol errors and parts ------------------------------------------------------------------
