@@ -10,7 +10,6 @@ from app.browser.dom import BrowserDom
 from app.browser.enhance import Enhancer
 from app.run.chat_stream import ChatStream
 from app.run.config import ClientConfig
-from app.state import parts
 from app.state.history import view_of
 from app.state.state import State
 from app.state.trace import format_trace
@@ -18,7 +17,7 @@ from app.ui import markdown
 from app.ui.coalesce import FrameCoalescer
 from app.ui.controller import Controller
 from app.ui.view import View
-from app.wire import protocol
+from app.wire import parts, protocol
 from app.wire.errors import ChatError
 
 PREPARED_LANGUAGE = "python"  # NOTE: its lexer is prepared before any answer needs it

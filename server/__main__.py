@@ -12,12 +12,10 @@ from pathlib import Path
 
 from aiohttp import web
 
-from server import users_cli
 from server.app import create_app
-from server.catalog import DEMO_MODELS
+from server.cli import users as users_cli
 from server.config import DEFAULT_MAX_MODEL_CALLS, REPO_ROOT, Config, Limits
-from server.db import is_postgres_url
-from server.providers.settings import (
+from server.config.providers import (
     PROVIDER_KINDS,
     ProviderSettings,
     SettingsError,
@@ -25,7 +23,9 @@ from server.providers.settings import (
     from_command_line,
     load_file,
 )
-from server.services import SERVICES
+from server.http.services import SERVICES
+from server.model.catalog import DEMO_MODELS
+from server.store.db import is_postgres_url
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -9,21 +9,21 @@ from collections.abc import AsyncIterator, Callable
 
 from aiohttp import web
 
-from server.auth import auth_middleware
-from server.catalog import Catalog
 from server.config import Config
-from server.db import open_database
-from server.errors import error_middleware
+from server.contract.errors import error_middleware
+from server.http.auth import auth_middleware
+from server.http.security import add_response_headers, security_middleware
+from server.http.services import SERVICES, Services
+from server.http.static import add_static_routes
+from server.model.catalog import Catalog
 from server.routes import add_test_routes, api_routes
-from server.runs import log as runlog
 from server.runs.bus import LocalBus, RunBus
 from server.runs.redis_bus import RedisBus
 from server.runs.registry import RunRegistry
 from server.runs.remote import watch_owners
 from server.scenarios.hooks import make_hooks
-from server.security import add_response_headers, security_middleware
-from server.services import SERVICES, Services
-from server.static import add_static_routes
+from server.store import runlog
+from server.store.db import open_database
 
 log = logging.getLogger("riacho.app")
 _BODY_SLACK = 1024 * 1024

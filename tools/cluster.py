@@ -5,7 +5,7 @@ starts a ``redis-server`` (Debian's, installed when missing and run as root; no 
 throwaway PostgreSQL (tools/postgres_server.py: Debian's, installed when missing; a fresh cluster
 without fsync on a free port, gone with its data when the cluster stops), N workers
 (``python -m server``) on free ports sharing that database (``--db postgresql://…``) and that
-Redis, and the round-robin proxy (``server/proxy.py``) on ``--port``. With ``--sqlite`` the
+Redis, and the round-robin proxy (``server/cli/proxy.py``) on ``--port``. With ``--sqlite`` the
 workers share the SQLite file ``--db`` instead, which outlives the cluster, and no PostgreSQL
 runs. Open the proxy's URL; any worker answers any request, and a stream started on one can be
 resumed or stopped through another. Ctrl-C stops everything. Arguments after ``--`` go to every
@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 from postgres_server import ensure_postgres_bin, running_postgres  # noqa: E402
 from redis_server import ensure_redis_server  # noqa: E402
 
-from server.proxy import run_proxy  # noqa: E402
+from server.cli.proxy import run_proxy  # noqa: E402
 
 START_TIMEOUT_S = 30.0
 

@@ -1,7 +1,7 @@
 """Precompress static files: ``<file>.br`` (brotli, quality 11) and ``<file>.gz`` (gzip -9).
 
 A server or static host that finds such a sibling sends it, with ``Content-Encoding``, to a
-browser that accepts that coding (the reference server: server/static.py; nginx:
+browser that accepts that coding (the reference server: server/http/static.py; nginx:
 ``gzip_static``/``brotli_static``; Caddy: ``precompressed``). A sibling is written only when it
 pays: smaller than ``MIN_GAIN`` of the original. Already-compressed formats (woff2, images) are
 never tried.

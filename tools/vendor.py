@@ -338,7 +338,7 @@ def freshen_siblings() -> None:
     """Give each precompressed sibling older than its file the file's mtime.
 
     NOTE: the reference server sends a sibling only if it is not older than its file
-    (server/static.py). This step writes the archives again on every run, often with the same
+    (server/http/static.py). This step writes the archives again on every run, often with the same
     bytes: compress.py then rightly keeps their siblings (same sha256, per its manifest), which
     are now older than the files, and the server sent the zips and wheels uncompressed. The
     manifest says the siblings match the files' bytes: only their dates are behind.

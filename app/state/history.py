@@ -1,7 +1,7 @@
 """A chat's history from the server (``GET /api/chats/{id}``) as client state.
 
-Persisted parts are the JSON of the one fold (:mod:`app.state.parts`), validated back into the
-same part values by :func:`~app.state.parts.parts_from_json` (an unknown or malformed part is
+Persisted parts are the JSON of the one fold (:mod:`app.wire.parts`), validated back into the
+same part values by :func:`~app.wire.parts.parts_from_json` (an unknown or malformed part is
 skipped, never fatal).
 
 The server stores a tree (:class:`~app.wire.api.MessageOut`): each assistant attempt is its own
@@ -24,7 +24,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from app.state.parts import TextPart, parts_from_json
 from app.state.state import (
     TOP,
     ChatState,
@@ -37,10 +36,11 @@ from app.state.state import (
     RunStatus,
     context_of,
 )
-from app.state.text import Text
 from app.state.trace import RunTrace
 from app.wire.api import ChatDetail, MessageOut
 from app.wire.errors import TIMEOUT_CODES, TimeoutKind
+from app.wire.parts import TextPart, parts_from_json
+from app.wire.text import Text
 
 _STATUS: dict[str, tuple[RunStatus, EndReason | None]] = {
     "running": ("interrupted", "detached"),

@@ -39,7 +39,6 @@ from app.state.actions import (
     SearchChanged,
     SearchFound,
 )
-from app.state.parts import TextPart
 from app.state.runs import (
     found_ended,
     is_next_text,
@@ -64,6 +63,7 @@ from app.state.state import (
     State,
     context_of,
 )
+from app.wire.parts import TextPart
 from app.wire.protocol import ContextInfoEvent, FallbackNoticeEvent, StreamEvent, UserMessageIdEvent
 
 

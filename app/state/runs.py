@@ -44,7 +44,6 @@ from app.state.actions import (
     StreamEnded,
     StreamFailed,
 )
-from app.state.parts import append_text, fold
 from app.state.state import (
     ErrorInfo,
     GapHeld,
@@ -56,6 +55,7 @@ from app.state.state import (
     RunStatus,
 )
 from app.state.trace import Gap, GapReplay, ReplayOutcome, Resume, RunTrace
+from app.wire.parts import append_text, fold
 from app.wire.protocol import (
     TERMINAL_TYPES,
     ContextInfoEvent,

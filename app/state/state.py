@@ -42,9 +42,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from app.state.parts import Parts, answer_text
 from app.state.trace import RunTrace
 from app.wire.api import AttachmentInfo, ContextUsage
+from app.wire.parts import Parts, answer_text
 from app.wire.protocol import ContextInfoEvent
 
 RunStatus = Literal[

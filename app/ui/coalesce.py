@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 
-from app.state.parts import ContinuationPart, ImagePart, Part, ToolCallPart
 from app.state.state import ChatState, RunState, State
+from app.wire.parts import ContinuationPart, ImagePart, Part, ToolCallPart
 
 RequestFrame = Callable[[Callable[[], None]], object]
 

@@ -15,15 +15,6 @@ from datetime import date, datetime, timedelta, tzinfo
 from html import escape
 from typing import Any, Final
 
-from app.state.parts import (
-    ContinuationPart,
-    ImagePart,
-    Part,
-    SystemEventPart,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-)
 from app.state.state import (
     ContextInfo,
     ErrorInfo,
@@ -34,6 +25,15 @@ from app.state.state import (
 from app.state.trace import format_trace
 from app.ui.markdown import is_safe_image
 from app.wire.api import AttachmentInfo, human_size
+from app.wire.parts import (
+    ContinuationPart,
+    ImagePart,
+    Part,
+    SystemEventPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+)
 
 # NOTE: 24x24 stroke icons (currentColor); every icon button also carries an aria-label.
 ICONS: Final = {

@@ -13,9 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-from app.state.parts import answer_content
 from app.state.state import ChatState, MessageState, RunState, State, settled_runs
-from app.state.text import Text
 from app.ui.markdown import close_open_markup, render_markdown, split_blocks, with_cursor
 from app.ui.render import (
     AttachmentSrc,
@@ -34,6 +32,8 @@ from app.ui.render import (
     toast_html,
     user_message_html,
 )
+from app.wire.parts import answer_content
+from app.wire.text import Text
 
 SLOTS = ("#chat-head", "#chat-list", "#banner-slot", "#context-slot", "#toasts")
 

@@ -13,9 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.wire.protocol import (
-    ContinuationTransitionEvent,
     DoneEvent,
-    FallbackNoticeEvent,
     ImageGenerationFailedEvent,
     ImageGenerationStartedEvent,
     StreamEvent,
@@ -29,11 +27,12 @@ from app.wire.protocol import (
     ToolResultEvent,
     UserMessageIdEvent,
 )
-from server.context import ContextUsage, context_info_event
 from server.demo import text as demo_text
-from server.drafts import answer_endings, draft
+from server.model.continuation import model_switch_events, replay_recovered
+from server.model.tools import painted_image
+from server.runs.drafts import answer_endings, draft
 from server.runs.registry import Endings
-from server.tools import painted_image
+from server.turns.context import ContextUsage, context_info_event
 
 TOOL_LOOP_CAP = 3
 LENGTH_LIMIT_TOKENS = 40
@@ -96,25 +95,6 @@ async def _type(
     for token in demo_text.tokens(text):
         await asyncio.sleep(turn.token_s)
         yield draft(cls, text=token)
-
-
-def model_switch_events(previous_label: str | None, label: str) -> list[StreamEvent]:
-    """A model switch mid-chat: a toast, then a replay that is not recovered yet."""
-    if not previous_label:
-        return []
-    message = (
-        f"Model changed from {previous_label} to {label}: "
-        "the conversation is replayed to the new model."
-    )
-    return [
-        draft(FallbackNoticeEvent, reason="model_changed", message=message),
-        draft(ContinuationTransitionEvent, mode="replay", recovered=False, reason="model_changed"),
-    ]
-
-
-def replay_recovered() -> StreamEvent:
-    """The replay to a new model succeeded."""
-    return draft(ContinuationTransitionEvent, mode="replay", recovered=True, reason="model_changed")
 
 
 def _answer(turn: DemoTurn) -> tuple[str, str]:

@@ -31,12 +31,6 @@ def _pick(prompt: str, count: int) -> int:
     return hashlib.sha256(prompt.encode()).digest()[0] % count
 
 
-def title_for(prompt: str) -> str:
-    """A short chat title from the first prompt."""
-    words = " ".join(prompt.split())
-    return words if len(words) <= 48 else words[:47].rstrip() + "…"
-
-
 def answer_markdown(prompt: str, model_label: str, attachments: list[str], brief: bool) -> str:
     """The whole answer for a prompt: headings, a list, a table and fenced code."""
     topic, motto = _TOPICS[_pick(prompt, len(_TOPICS))]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from server.auth import get_session, sign_in, sign_out
+from server.http.auth import get_session, sign_in, sign_out
 from server.routes.chats import (
     compact_chat,
     create_chat,

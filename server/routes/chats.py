@@ -8,18 +8,18 @@ from aiohttp import web
 
 from app.wire.api import ChatDetail, ChatSummary, CompactionResult, MessageOut
 from app.wire.api import ContextUsage as ContextUsagePayload
-from server.auth import current_user
-from server.catalog import ProviderModel
-from server.compaction import compact_with_model
-from server.context import ContextUsage, chat_usage, compact, model_usage
-from server.db import Database, Row, iso, new_id, now
-from server.errors import ApiError
-from server.jsonio import answer_payload, read_json_body
-from server.model_turn import pre_stream_error
-from server.providers.base import ProviderFailure
-from server.runs.log import public_id
-from server.services import Services, services
-from server.turns import DEFAULT_TITLE, chat_of
+from server.contract.errors import ApiError
+from server.contract.jsonio import answer_payload, read_json_body
+from server.http.auth import current_user
+from server.http.services import Services, services
+from server.model.catalog import ProviderModel
+from server.model.compaction import compact_with_model
+from server.model.loop import pre_stream_error
+from server.model.providers.base import ProviderFailure
+from server.store.db import Database, Row, iso, new_id, now
+from server.store.runlog import public_id
+from server.turns.context import ContextUsage, chat_usage, compact, model_usage
+from server.turns.start import DEFAULT_TITLE, chat_of
 
 
 def _summary(row: Row) -> ChatSummary:

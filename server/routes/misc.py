@@ -11,11 +11,11 @@ from aiohttp import BodyPartReader, web
 from aiohttp.http_exceptions import HttpProcessingError
 
 from app.wire.api import AttachmentInfo, human_size
-from server.auth import current_user
-from server.db import new_id, now
-from server.errors import ApiError
-from server.jsonio import answer_payload
-from server.services import services
+from server.contract.errors import ApiError
+from server.contract.jsonio import answer_payload
+from server.http.auth import current_user
+from server.http.services import services
+from server.store.db import new_id, now
 
 
 async def list_models(request: web.Request) -> web.Response:

@@ -22,24 +22,24 @@ from pydantic import ValidationError
 
 from app.wire.api import RespondStreamBody, ServerRunStatus
 from app.wire.protocol import ContextInfoEvent, StreamEvent
-from server import model_turn
-from server.auth import current_user
-from server.catalog import ProviderModel
-from server.context import ContextUsage, chat_usage, estimate_tokens, save_model_usage
-from server.conversation import chat_history, merge_user_runs, user_message
-from server.db import new_id
+from server.contract.errors import ApiError
+from server.contract.jsonio import read_json_body
 from server.demo import model as demo
-from server.errors import ApiError
-from server.jsonio import read_json_body
-from server.providers.base import ModelCall, ProviderFailure, StepRecord
+from server.http.auth import current_user
+from server.http.services import Services, services
+from server.model import loop as model_turn
+from server.model.catalog import ProviderModel
+from server.model.conversation import chat_history, merge_user_runs, user_message
+from server.model.providers.base import ModelCall, ProviderFailure, StepRecord
+from server.model.tools import TOOLS
 from server.runs.coalesce import coalesce
 from server.runs.live import LiveRun
 from server.runs.registry import emit_all
 from server.runs.stream import follow_run, open_sse
 from server.scenarios.player import stream_scenario
-from server.services import Services, services
-from server.tools import TOOLS
-from server.turns import Turn, check_turn, create_rows, discard_rows, touch_chat
+from server.store.db import new_id
+from server.turns.context import ContextUsage, chat_usage, estimate_tokens, save_model_usage
+from server.turns.start import Turn, check_turn, create_rows, discard_rows, touch_chat
 
 log = logging.getLogger("riacho.respond")
 JsonObject = dict[str, Any]
@@ -60,7 +60,7 @@ async def respond_stream(request: web.Request) -> web.StreamResponse:
     await svc.runs.check_room(user_id, svc.config.limits.runs_per_user)
     steps = await svc.hooks.take(body.chat_id) if svc.hooks is not None else None
     if steps is not None:
-        return await stream_scenario(request, svc, turn, steps)
+        return await stream_scenario(request, svc.db, svc.runs, turn, steps)
     if isinstance(turn.model, ProviderModel):
         run = await _start_model_run(svc, turn, turn.model, body)
     else:

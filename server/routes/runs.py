@@ -9,14 +9,14 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from app.wire.api import CancelBody, CancelResult, RunInfo
-from server.auth import current_user
-from server.db import Row
-from server.errors import ApiError
-from server.jsonio import answer_payload, read_json_body
-from server.runs import log as runlog
+from server.contract.errors import ApiError
+from server.contract.jsonio import answer_payload, read_json_body
+from server.http.auth import current_user
+from server.http.services import Services, services
 from server.runs.remote import follow_elsewhere
 from server.runs.stream import follow_run, open_sse, write_frames
-from server.services import Services, services
+from server.store import runlog
+from server.store.db import Row
 
 
 async def _own_run(svc: Services, user_id: str, run_id: str) -> Row:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from server.errors import ApiError
-from server.jsonio import answer, read_json_body
+from server.contract.errors import ApiError
+from server.contract.jsonio import answer, read_json_body
+from server.http.services import Services, services
 from server.scenarios.hooks import TestHooks
 from server.scenarios.steps import StepError, parse_scenario
-from server.services import Services, services
 
 
 def _hooks(svc: Services) -> TestHooks:

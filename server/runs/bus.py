@@ -18,7 +18,7 @@ from typing import Protocol
 
 from app.wire.api import ServerRunStatus
 from app.wire.codes import ClientTimeoutCode
-from server.runs.log import Frame
+from server.store.runlog import Frame
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,8 +12,8 @@ from typing import Any, Literal
 from app.wire.api import ServerRunStatus
 from app.wire.codes import ClientTimeoutCode
 from app.wire.protocol import ErrorEvent, StreamEvent
-from server.db import now
-from server.runs.log import AnswerFold, Frame
+from server.store.db import now
+from server.store.runlog import AnswerFold, Frame
 
 JsonObject = dict[str, Any]
 
@@ -32,7 +32,7 @@ class RunMeta:
 
     @property
     def key(self) -> str:
-        """Where the run is stored (see :func:`server.runs.log.run_key`)."""
+        """Where the run is stored (see :func:`server.store.runlog.run_key`)."""
         return f"{self.user_id}/{self.run_id}"
 
 

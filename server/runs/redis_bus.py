@@ -1,6 +1,6 @@
 """The runs' link between server processes over Redis (``--redis-url``).
 
-Keys (``K`` is a run's key, ``user_id/run_id``, see :func:`server.runs.log.run_key`):
+Keys (``K`` is a run's key, ``user_id/run_id``, see :func:`server.store.runlog.run_key`):
 
 - ``riacho:run:K:tail`` — a stream: one entry per logged frame (``row``, ``prev``, ``seq``,
   ``data``) then one ``end`` entry; capped with ``MAXLEN ~`` and expiring with the event log
@@ -32,9 +32,9 @@ from redis.typing import EncodableT, FieldT
 
 from app.wire.api import CancelBody, ServerRunStatus
 from app.wire.codes import ClientTimeoutCode
-from server.db import new_id
 from server.runs.bus import TAIL_START, CancelHandler, Ended, Logged, TailEntry
-from server.runs.log import Frame
+from server.store.db import new_id
+from server.store.runlog import Frame
 
 log = logging.getLogger("riacho.redis")
 PREFIX = "riacho"

@@ -26,9 +26,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from app.state.parts import ThinkingPart
 from app.wire.api import ServerRunStatus
 from app.wire.codes import ClientTimeoutCode
+from app.wire.parts import ThinkingPart
 from app.wire.protocol import (
     DoneEvent,
     ErrorEvent,
@@ -39,12 +39,12 @@ from app.wire.protocol import (
     end_error,
 )
 from server.config import Config
-from server.db import Database, now
-from server.errors import ApiError
-from server.runs import log as runlog
+from server.contract.errors import ApiError
 from server.runs.bus import LocalBus, Logged, RunBus
 from server.runs.live import LiveRun, RunMeta, RunTrace
-from server.runs.log import Frame
+from server.store import runlog
+from server.store.db import Database, now
+from server.store.runlog import Frame
 
 log = logging.getLogger("riacho.runs")
 FLUSH_INTERVAL_S = 0.25

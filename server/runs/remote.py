@@ -23,12 +23,12 @@ from typing import Protocol
 
 from aiohttp import web
 
-from server.db import Database, now
-from server.runs import log as runlog
 from server.runs.bus import Ended, Logged, RunBus
-from server.runs.log import Frame
 from server.runs.registry import RunRegistry
 from server.runs.stream import KEEPALIVE, encode_frame
+from server.store import runlog
+from server.store.db import Database, now
+from server.store.runlog import Frame
 
 log = logging.getLogger("riacho.runs")
 STATUS_CHECK_S = 1.0  # NOTE: the longest a tail read blocks before the run's status is checked

@@ -8,10 +8,10 @@ from collections.abc import Mapping
 from aiohttp import web
 from multidict import CIMultiDict
 
-from server.db import now
 from server.runs.live import LiveRun
-from server.runs.log import Frame
 from server.runs.registry import RunRegistry
+from server.store.db import now
+from server.store.runlog import Frame
 
 KEEPALIVE = b": keepalive\n\n"
 SSE_HEADERS: Mapping[str, str] = {

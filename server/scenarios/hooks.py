@@ -27,9 +27,9 @@ from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
-from server.db import new_id
 from server.runs.registry import RunRegistry
 from server.scenarios.steps import ScenarioQueue, Step, parse_scenario
+from server.store.db import new_id
 
 log = logging.getLogger("riacho.hooks")
 PREFIX = "riacho:test"

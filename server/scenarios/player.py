@@ -16,8 +16,7 @@ from typing import Any, Literal
 from aiohttp import web
 
 from app.wire.api import ServerRunStatus
-from server.db import now
-from server.jsonio import dumps
+from server.contract.jsonio import dumps
 from server.runs.live import LiveRun, terminal_status
 from server.runs.registry import RunRegistry
 from server.runs.stream import KEEPALIVE, encode_frame, open_sse
@@ -33,8 +32,8 @@ from server.scenarios.steps import (
     StatusStep,
     Step,
 )
-from server.services import Services
-from server.turns import Turn, create_rows
+from server.store.db import Database, now
+from server.turns.start import Turn, create_rows
 
 CloseMode = Literal["clean", "reset"]
 YIELD_EVERY_S = 0.005
@@ -137,7 +136,7 @@ class ScenarioPlayer:
 
 
 async def stream_scenario(
-    request: web.Request, svc: Services, turn: Turn, steps: list[Step]
+    request: web.Request, db: Database, runs: RunRegistry, turn: Turn, steps: list[Step]
 ) -> web.StreamResponse:
     """Play ``steps`` as the response of a checked turn: the whole response, nothing added."""
     status, headers = 200, {}
@@ -147,11 +146,11 @@ async def stream_scenario(
         if first.has_json or status >= 400:
             return _status_answer(first)
     turn = dataclasses.replace(turn, meta=dataclasses.replace(turn.meta, kind="scenario"))
-    await create_rows(svc.db, turn)
-    run, channel = svc.runs.register(turn.meta), Channel()
-    svc.runs.start(run, ScenarioPlayer(svc.runs, run, channel).play(steps))
+    await create_rows(db, turn)
+    run, channel = runs.register(turn.meta), Channel()
+    runs.start(run, ScenarioPlayer(runs, run, channel).play(steps))
     response = await open_sse(request, status, headers)
-    await _drain(request, svc, run, channel, response)
+    await _drain(request, runs, run, channel, response)
     return response
 
 
@@ -168,12 +167,12 @@ def _status_answer(answer: StatusStep) -> web.Response:
 
 async def _drain(
     request: web.Request,
-    svc: Services,
+    runs: RunRegistry,
     run: LiveRun,
     channel: Channel,
     response: web.StreamResponse,
 ) -> None:
-    svc.runs.attach(run)
+    runs.attach(run)
     try:
         while True:
             item = await channel.queue.get()
@@ -191,7 +190,7 @@ async def _drain(
         raise
     finally:
         channel.lose()
-        svc.runs.detach(run)
+        runs.detach(run)
 
 
 def _client_left(run: LiveRun, channel: Channel) -> None:

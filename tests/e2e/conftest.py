@@ -2,7 +2,7 @@
 
 With ``RIACHO_E2E_CLUSTER=1`` every Riacho server a test starts is a small cluster instead
 (tools/cluster.py): a throwaway redis-server, two workers with the same flags plus
-``--redis-url``, and the round-robin proxy (server/proxy.py) in front, whose URL the tests get;
+``--redis-url``, and the round-robin proxy (server/cli/proxy.py) in front, whose URL the tests get;
 any request may land on either worker. The workers' ``--db`` is then a PostgreSQL database
 (one throwaway server for the session, one database per SQLite path a test names: see
 :func:`database`).
@@ -216,7 +216,7 @@ def _serve_cluster(workdir: Path, options: list[str], ready_path: str) -> Iterat
             for _ in range(CLUSTER_WORKERS)
         ]
         upstreams = [argument for url in workers for argument in ("--upstream", url)]
-        proxy = ["server.proxy", "--host", "127.0.0.1", *upstreams]
+        proxy = ["server.cli.proxy", "--host", "127.0.0.1", *upstreams]
         with _serve_one(workdir, proxy, ready_path) as server:
             yield server
 

@@ -4,7 +4,7 @@
 ``RIACHO_TEST_CLUSTER=1`` (``make test-server-cluster``): every server a test starts is a
 two-worker cluster instead: two whole apps (each its own run registry, Redis connections and
 database pool) on one new PostgreSQL database and a throwaway ``redis-server`` of their own,
-behind the round-robin proxy (server/proxy.py), which the tests' clients talk to, so any
+behind the round-robin proxy (server/cli/proxy.py), which the tests' clients talk to, so any
 request may land on either worker. Tests of one process's own memory (its drain, its
 registry's notes) are marked ``one_process`` and skipped then.
 """
@@ -28,11 +28,11 @@ from aiohttp.test_utils import TestClient, TestServer
 from aiohttp.typedefs import Handler, Middleware
 
 from server.app import create_app
+from server.cli.proxy import make_proxy
 from server.config import Config
-from server.providers.settings import ProviderSettings
-from server.proxy import make_proxy
+from server.config.providers import ProviderSettings
+from server.http.services import SERVICES, Services
 from server.runs.live import LiveRun
-from server.services import SERVICES, Services
 from tests.provider_fake import FakeProvider, Kind
 from tests.server.helpers import Api, JsonObject
 from tests.server.workers import fresh_postgres_database, postgres_server, redis_server

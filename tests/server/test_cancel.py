@@ -11,10 +11,10 @@ from aiohttp.test_utils import TestServer
 from app.wire.api import ServerRunStatus
 from app.wire.protocol import DoneEvent, StreamEvent, UserMessageIdEvent
 from server.config import Config
-from server.db import Database
 from server.demo import model as demo
-from server.runs import log as runlog
 from server.runs.live import LiveRun, RunMeta, RunTrace
+from server.store import runlog
+from server.store.db import Database
 from tests.server.conftest import (
     MakeApi,
     StartServer,

@@ -26,8 +26,8 @@ from app.wire.protocol import (
     UserMessageIdEvent,
 )
 from server.__main__ import parse_args
-from server.drafts import draft
 from server.runs.coalesce import Merger, coalesce, delta_key
+from server.runs.drafts import draft
 from tests.server.conftest import MakeApi, StartServer, logged_events, wait_stopped
 from tests.server.helpers import JsonObject, read_events
 

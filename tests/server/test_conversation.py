@@ -1,4 +1,4 @@
-"""What a real model is sent from a chat's persisted answers (``server.conversation``)."""
+"""What a real model is sent from a chat's persisted answers (``server.model.conversation``)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from app.state.parts import parts_from_json
-from server.conversation import CLOSING_LINE, assistant_messages, merge_user_runs
-from server.providers.base import (
+from app.wire.parts import parts_from_json
+from server.model.conversation import CLOSING_LINE, assistant_messages, merge_user_runs
+from server.model.providers.base import (
     AssistantMessage,
     StepRecord,
     ToolCall,

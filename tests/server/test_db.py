@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.db import _changed_rows, numbered
+from server.store.db import _changed_rows, numbered
 
 
 @pytest.mark.parametrize(

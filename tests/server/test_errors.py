@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from aiohttp import ClientResponse, FormData
 
-from server.db import now
+from server.store.db import now
 from tests.server.conftest import MakeApi, StartServer, services_of
 from tests.server.helpers import Api
 

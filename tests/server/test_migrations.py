@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from server import migrations
-from server.db import SqliteDatabase
-from server.migrations import head_revision
-from server.runs.log import load_frames, run_row
-from server.turns import chat_of
+from server.store import migrations
+from server.store.db import SqliteDatabase
+from server.store.migrations import head_revision
+from server.store.runlog import load_frames, run_row
+from server.turns.start import chat_of
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -187,7 +187,7 @@ def test_the_revisions_run_inside_the_file_s_write_lock(
 
 def test_processes_starting_together_on_a_new_file_all_start(tmp_path: Path) -> None:
     path = str(tmp_path / "shared.db")
-    code = "import sys; from server.db import SqliteDatabase; SqliteDatabase(sys.argv[1])"
+    code = "import sys; from server.store.db import SqliteDatabase; SqliteDatabase(sys.argv[1])"
     starts = [
         subprocess.Popen([sys.executable, "-c", code, path], cwd=ROOT, stderr=subprocess.PIPE)
         for _ in range(3)

@@ -17,16 +17,16 @@ from hypothesis import strategies as st
 
 from app.state.actions import EventReceived, RunStarted
 from app.state.history import chat_from_detail
-from app.state.parts import Parts, ThinkingPart
 from app.state.reducer import reduce
 from app.state.state import ChatState, State
 from app.wire.api import ChatDetail, encode_payload
+from app.wire.parts import Parts, ThinkingPart
 from app.wire.protocol import EVENT_ADAPTER, StreamEvent
 from server.config import Config
-from server.db import SqliteDatabase, iso, now
 from server.routes.chats import chat_messages
 from server.runs.live import RunMeta
 from server.runs.registry import RunRegistry
+from server.store.db import SqliteDatabase, iso, now
 
 TOOL_IDS = st.sampled_from(["t1", "t2"])
 IMAGE_IDS = st.sampled_from(["i1", "i2"])

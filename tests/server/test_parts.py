@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from app.state.parts import parts_to_json
-from server.runs.log import AnswerFold
+from app.wire.parts import parts_to_json
+from server.store.runlog import AnswerFold
 
 E = dict[str, Any]
 

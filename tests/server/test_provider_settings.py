@@ -8,7 +8,7 @@ import pytest
 
 from server.__main__ import parse_args
 from server.config import REPO_ROOT
-from server.providers.settings import SettingsError, load_file
+from server.config.providers import SettingsError, load_file
 
 LOCAL = ["--provider", "openai-chat", "--base-url", "http://127.0.0.1:11434/v1"]
 

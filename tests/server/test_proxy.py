@@ -1,4 +1,4 @@
-"""The cluster's front proxy (server/proxy.py) against small stand-in workers."""
+"""The cluster's front proxy (server/cli/proxy.py) against small stand-in workers."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from aiohttp.test_utils import TestServer
 from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
-from server.proxy import forwarded_headers, make_proxy, returned_headers
+from server.cli.proxy import forwarded_headers, make_proxy, returned_headers
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -184,12 +184,12 @@ async def test_a_client_that_leaves_closes_its_worker_stream(
 async def test_the_proxy_process_closes_the_worker_stream_of_a_client_that_leaves(
     workers: Workers,
 ) -> None:
-    """``python -m server.proxy``, not the TestServer (which cancels handlers of its own)."""
+    """``python -m server.cli.proxy``, not the TestServer (which cancels handlers of its own)."""
     pair, upstreams = workers
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    command = ["-m", "server.proxy", "--port", str(port), "--upstream", upstreams[0]]
+    command = ["-m", "server.cli.proxy", "--port", str(port), "--upstream", upstreams[0]]
     proxy = await asyncio.create_subprocess_exec(sys.executable, *command, cwd=ROOT)
     try:
         async with asyncio.timeout(15):

@@ -19,13 +19,13 @@ import pytest
 
 from app.wire.api import ServerRunStatus
 from server.config import Config
-from server.db import SqliteDatabase
-from server.runs import log as runlog
 from server.runs.bus import Ended, LocalBus, Logged, TailEntry
-from server.runs.log import Frame
 from server.runs.redis_bus import RedisBus
 from server.runs.registry import RunRegistry
 from server.runs.remote import RemoteReader, watch_owners
+from server.store import runlog
+from server.store.db import SqliteDatabase
+from server.store.runlog import Frame
 from tests.server.conftest import MakeApi, StartServer, logged_events, services_of, wait_stopped
 from tests.server.helpers import events_of, read_events
 
@@ -34,7 +34,7 @@ T = TypeVar("T")
 
 
 def at_once(call: Coroutine[Any, Any, T]) -> T:
-    """A SQLite call run to its end now: they never suspend (server/db.py), so the owner, a
+    """A SQLite call run to its end now: they never suspend (server/store/db.py), so the owner, a
     stand-in for another process, writes between a reader's steps as a scripted batch says."""
     try:
         call.send(None)

@@ -7,7 +7,7 @@ from aiohttp import ClientPayloadError
 from aiohttp.test_utils import TestServer
 
 from server.config import Config
-from server.runs import log as runlog
+from server.store import runlog
 from tests.server.conftest import (
     MakeApi,
     StartServer,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.providers.common import retry_after, retry_after_header
+from server.model.providers.common import retry_after, retry_after_header
 from tests.provider_fake import Reply
 from tests.server.conftest import FakeEndpoint, ModelApi
 

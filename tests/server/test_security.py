@@ -11,7 +11,7 @@ import pytest
 from aiohttp import ClientSession, DummyCookieJar, FormData
 from aiohttp.test_utils import TestClient, TestServer
 
-from server.auth import COOKIE_NAME, ensure_user, hash_password
+from server.http.auth import COOKIE_NAME, ensure_user, hash_password
 from server.runs.registry import EARLY_CANCELS_KEPT
 from tests.server.conftest import MakeApi, StartServer, services_of
 from tests.server.helpers import Api, read_events

@@ -14,8 +14,8 @@ from app.wire.protocol import (
     UserMessageIdEvent,
     encode_event,
 )
-from server.runs.log import Frame
 from server.runs.stream import KEEPALIVE, SSE_HEADERS, encode_frame
+from server.store.runlog import Frame
 
 R = "run_1"
 

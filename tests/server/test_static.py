@@ -14,7 +14,7 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from yarl import URL
 
-from server.static import choose_codings
+from server.http.static import choose_codings
 from tests.server.conftest import MakeApi, StartServer
 from tests.server.helpers import Api
 

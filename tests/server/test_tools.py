@@ -6,8 +6,8 @@ from datetime import datetime
 
 import pytest
 
-from server.providers.base import ToolCall
-from server.tools import CalculatorError, ToolOutcome, calculate, run_tool
+from server.model.providers.base import ToolCall
+from server.model.tools import CalculatorError, ToolOutcome, calculate, run_tool
 
 
 @pytest.mark.parametrize(

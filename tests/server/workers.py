@@ -30,7 +30,7 @@ import aiohttp
 import asyncpg
 import pytest
 
-from server.db import PostgresDatabase
+from server.store.db import PostgresDatabase
 from tests.server.helpers import JsonObject, events_of
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,11 +8,11 @@ from typing import Any, cast
 import pytest
 
 from app.run.chat_stream import ChatStream, SendOptions
-from app.state.parts import TextPart
 from app.state.state import ChatState, Editing, MessageState, RunState, RunStatus, State
-from app.state.text import Text
 from app.ui.controller import Composer, Controller, KeyIntent, Shortcut, key_intent, shortcut_for
 from app.wire.api import AttachmentInfo
+from app.wire.parts import TextPart
+from app.wire.text import Text
 
 # --- key_intent ---------------------------------------------------------------------------------
 

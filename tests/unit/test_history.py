@@ -7,7 +7,9 @@ from typing import Any
 import pytest
 
 from app.state.history import chat_from_detail, detached_runs, run_from_message
-from app.state.parts import (
+from app.state.state import ErrorInfo, Restored
+from app.wire.api import MessageOut
+from app.wire.parts import (
     ContinuationPart,
     ImagePart,
     Parts,
@@ -17,9 +19,7 @@ from app.state.parts import (
     ToolCallPart,
     parts_from_json,
 )
-from app.state.state import ErrorInfo, Restored
-from app.state.text import Text
-from app.wire.api import MessageOut
+from app.wire.text import Text
 from tests.unit.fakes import detail
 
 

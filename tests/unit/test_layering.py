@@ -4,8 +4,13 @@
     (the wire)   (values)    (work)    (view)   (the shell)   (wiring)
 
 Only the shell (``app/browser/`` and ``main.py``) touches ``js``/``pyodide``/``pyscript``. The
-reference server uses only the wire and the shared fold of events into parts. Every import is
-absolute and at module level, so these checks see all of them.
+reference server uses only the wire (its vocabulary, and the fold of events into parts). Every
+import is absolute and at module level, so these checks see all of them.
+
+The server's rooms are layered the same way (see ``server/__init__.py``)::
+
+    contract, config → store → runs → turns, model, demo, scenarios → routes, http → cli, app
+
 """
 
 from __future__ import annotations
@@ -26,9 +31,18 @@ APP = ROOT / "app"
 BROWSER_MODULES = {"js", "pyodide", "pyscript"}
 LAYERS = ["wire", "state", "run", "ui", "browser", "main"]
 SHELL = {"browser", "main"}
-# NOTE: the shared fold and the growing text it is made of; everything else of app.state is
-# the page's own.
-SERVER_MAY_USE = ("app.wire", "app.state.parts", "app.state.text")
+SERVER_MAY_USE = ("app.wire",)
+SERVER = ROOT / "server"
+SERVER_LAYERS = [
+    {"contract", "config"},  # what every room may use: the error answer, JSON, settings
+    {"store"},  # all SQL
+    {"runs"},  # runs as they go: the registry, the log's readers, the buses
+    {"turns", "model", "demo", "scenarios"},  # what makes an answer
+    {"routes", "http"},  # the API, and the HTTP shell around it
+    {"cli", "app", "__main__"},  # wiring and tools
+]
+# NOTE: Alembic's files: run by Alembic, not imported.
+SERVER_OUTSIDE = {"store/migrations/env.py"}
 CONTRACT_SHIMS = {"sse.py"}  # NOTE: ``from app.sse import SSEDecoder`` (SPEC §2)
 # NOTE: imports deferred to first use, so a first visit's boot does not pay for them: each one
 # named here (the layer checks still see it: they read nested imports too).
@@ -117,11 +131,51 @@ def test_only_the_shell_imports_the_browser() -> None:
     assert touching and all(layer_of(module) in SHELL for module in touching)
 
 
-@pytest.mark.parametrize("module", sorted((ROOT / "server").rglob("*.py")), ids=str)
-def test_server_uses_only_the_wire_and_the_shared_fold(module: Path) -> None:
-    for name in imported_names(module.read_text(encoding="utf-8")):
+def server_modules() -> list[str]:
+    """Every module of the server, as a path relative to server/ (``store/db.py``)."""
+    found = sorted(p.relative_to(SERVER).as_posix() for p in SERVER.rglob("*.py"))
+    return [m for m in found if m not in SERVER_OUTSIDE and "/versions/" not in m]
+
+
+def server_layer(module: str) -> int:
+    """The layer of ``store/db.py`` or ``server.store.db`` (its room: the first folder)."""
+    name = module.removeprefix("server.").replace("/", ".").removesuffix(".py")
+    room = name.split(".")[0]
+    return next(i for i, rooms in enumerate(SERVER_LAYERS) if room in rooms)
+
+
+def test_every_server_module_is_in_a_room() -> None:
+    flat = [m for m in server_modules() if "/" not in m]
+    assert flat == ["__init__.py", "__main__.py", "app.py"], "a module of its own at the top"
+
+
+@pytest.mark.parametrize("module", [m for m in server_modules() if m != "__init__.py"])
+def test_server_module_imports_only_its_own_layer_and_those_below(module: str) -> None:
+    own = server_layer(module)
+    for name in imported_names((SERVER / module).read_text(encoding="utf-8")):
+        if name.startswith("server."):
+            assert server_layer(name) <= own, f"{module} imports {name}"
+
+
+@pytest.mark.parametrize("module", server_modules())
+def test_server_uses_only_the_wire_of_the_app(module: str) -> None:
+    for name in imported_names((SERVER / module).read_text(encoding="utf-8")):
         if name == "app" or name.startswith("app."):
-            assert name.startswith(SERVER_MAY_USE), f"{module.name} imports {name}"
+            assert name.startswith(SERVER_MAY_USE), f"{module} imports {name}"
+
+
+@pytest.mark.parametrize(
+    ("module", "layer"),
+    [
+        ("store/db.py", 1),
+        ("server.runs.registry", 2),
+        ("model/providers/openai_chat.py", 3),
+        ("server.routes", 4),
+        ("__main__.py", 5),
+    ],
+)
+def test_server_layer_of_paths_and_names(module: str, layer: int) -> None:
+    assert server_layer(module) == layer
 
 
 def test_pyscript_config_loads_the_app_wheel_which_holds_every_module_but_the_script() -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from app.state.parts import (
+from app.wire.parts import (
     ContentEvent,
     ContinuationPart,
     ImagePart,
@@ -19,8 +19,8 @@ from app.state.parts import (
     answer_text,
     apply_content,
 )
-from app.state.text import Text
 from app.wire.protocol import ParsedEvent, parse_event
+from app.wire.text import Text
 
 
 def ev(event_type: str, **fields: Any) -> ContentEvent:

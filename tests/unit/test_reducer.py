@@ -37,7 +37,6 @@ from app.state.actions import (
     StreamEnded,
     StreamFailed,
 )
-from app.state.parts import TextPart, answer_text
 from app.state.reducer import reduce
 from app.state.state import (
     ChatState,
@@ -52,9 +51,10 @@ from app.state.state import (
     RunStatus,
     State,
 )
-from app.state.text import Text
 from app.state.trace import Gap, RunTrace
+from app.wire.parts import TextPart, answer_text
 from app.wire.protocol import ParsedEvent, SkippedFrame, StreamEvent, parse_event
+from app.wire.text import Text
 
 ERR = ErrorInfo("boom", "Boom")
 

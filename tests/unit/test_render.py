@@ -13,15 +13,6 @@ from typing import Any
 
 import pytest
 
-from app.state.parts import (
-    ContinuationPart,
-    ImagePart,
-    Part,
-    SystemEventPart,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-)
 from app.state.state import (
     ChatState,
     ContextInfo,
@@ -35,7 +26,6 @@ from app.state.state import (
     Search,
     State,
 )
-from app.state.text import Text
 from app.state.trace import Resume, RunTrace
 from app.ui.render import (
     ERROR_TEXT,
@@ -65,6 +55,16 @@ from app.ui.render import (
 )
 from app.wire.api import AttachmentInfo
 from app.wire.codes import ERROR_CODES
+from app.wire.parts import (
+    ContinuationPart,
+    ImagePart,
+    Part,
+    SystemEventPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+)
+from app.wire.text import Text
 from tests.unit.html_tree import Element, all_strings, parse_html
 
 # --- builders -----------------------------------------------------------------------------------

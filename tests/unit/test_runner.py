@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from app.run.chat_stream import ChatStream, SendOptions
-from app.state.parts import ToolCallPart
 from app.state.state import Live, Replaying, State
 from app.state.trace import Gap, format_trace
 from app.wire.api import ModelInfo, ServerRunStatus
 from app.wire.errors import HttpStatusError, TransportError
+from app.wire.parts import ToolCallPart
 from tests.unit.fakes import (
     KEEPALIVE,
     Drop,

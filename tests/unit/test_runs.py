@@ -17,12 +17,12 @@ from app.state.actions import (
     StopRequested,
     StreamEnded,
 )
-from app.state.parts import TextPart, answer_text
 from app.state.runs import new_run, receive, reduce_run, restore, start_resume
 from app.state.state import GapHeld, Live, Replaying, Restored, Resuming, RunState
-from app.state.text import Text
 from app.state.trace import Resume, RunTrace
+from app.wire.parts import TextPart, answer_text
 from app.wire.protocol import ParsedEvent, parse_event
+from app.wire.text import Text
 
 
 def event(event_type: str, seq: int, run_id: str = "r1", **fields: Any) -> EventReceived:

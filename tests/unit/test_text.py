@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.state.text import Text
+from app.wire.text import Text
 
 
 def test_append_returns_a_new_value_and_keeps_the_old() -> None:

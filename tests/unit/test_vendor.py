@@ -625,7 +625,7 @@ def test_the_lock_and_the_siblings_are_written_after_the_trim(
 def test_siblings_kept_for_a_file_written_again_with_the_same_bytes_are_not_older_than_it(
     vendored: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The server sends a sibling only if it is not older than its file (server/static.py)."""
+    """The server sends a sibling only if it is not older than its file (server/http/static.py)."""
     monkeypatch.setattr(vendor, "VENDOR", vendored)
     compress.precompress_tree(vendored, log=lambda line: None)
     path = vendored / "pyodide/python_stdlib.zip"

@@ -12,12 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import app.ui.view
-from app.state.parts import TextPart
 from app.state.state import ChatState, ErrorInfo, MessageState, RunState, RunStatus, State
-from app.state.text import Text
 from app.state.trace import RunTrace
 from app.ui.markdown import render_markdown, split_blocks, with_cursor
 from app.ui.view import SLOTS, AnswerRenderer, Controls, MessagePatch, View
+from app.wire.parts import TextPart
+from app.wire.text import Text
 from tests.unit.html_tree import parse_html
 
 # --- fakes and builders -------------------------------------------------------------------------

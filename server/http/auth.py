@@ -1,0 +1,220 @@
+"""Who is asking: sessions and the three ways a user is known (``--auth``).
+
+    anonymous   each browser gets its own user on ``GET /api/session`` (the loopback default)
+    password    accounts made with ``python -m server users add NAME`` (argon2 hashes); the page
+                signs in with ``POST /api/session/sign-in`` and out with ``…/sign-out``
+    proxy       an SSO proxy in front names the user in ``--trusted-user-header``
+
+The session cookie is ``HttpOnly``, ``SameSite=Lax``, ``Secure`` over https, and a new one is
+issued at sign-in (the old one is dropped). ``?as=NAME`` switches user only with
+``--test-hooks``. Every ``/api`` route but the session's own needs a user: 401
+``unauthenticated`` otherwise.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from typing import Literal
+
+from aiohttp import web
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from app.wire.api import SessionInfo, UploadLimits
+from server.config import Limits
+from server.contract.errors import ApiError, Handler
+from server.contract.jsonio import answer_payload, read_json_body
+from server.http.services import services
+from server.store.db import Database, new_id, now
+
+AuthMode = Literal["anonymous", "password", "proxy"]
+COOKIE_NAME = "riacho_session"
+USER_KEY = web.RequestKey("riacho_user_id", str)
+NAME_PATTERN = r"[A-Za-z0-9_.-]{1,64}"
+_NAME_RE = re.compile(NAME_PATTERN)
+_PUBLIC = frozenset({"/api/session", "/api/session/sign-in", "/api/session/sign-out"})
+_HASHER = PasswordHasher()
+# NOTE: verified against when the name is unknown, so both failures take the same time.
+_DUMMY_HASH = _HASHER.hash("not a password anyone has")
+_MAX_AGE_S = {"anonymous": 365 * 24 * 3600, "password": 30 * 24 * 3600, "proxy": 0}
+
+
+class SignIn(BaseModel):
+    """``POST /api/session/sign-in``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    name: str = Field(pattern=f"^{NAME_PATTERN}$")
+    password: str = Field(min_length=1, max_length=1024)
+
+
+# --- users and sessions in the database ---------------------------------------------------------
+
+
+def hash_password(password: str) -> str:
+    """An argon2id hash (memory-hard) of ``password``."""
+    return _HASHER.hash(password)
+
+
+async def find_user(db: Database, name: str) -> tuple[str, str | None] | None:
+    """(id, password hash) of the user named ``name``."""
+    row = await db.one("SELECT id, password_hash FROM users WHERE name = ?", (name,))
+    return (str(row["id"]), row["password_hash"]) if row else None
+
+
+async def ensure_user(db: Database, name: str, password_hash: str | None = None) -> str:
+    """The id of the user named ``name``, created if missing.
+
+    # NOTE: two first requests of one name may race (two processes, or two tasks on
+    # PostgreSQL): the second insert yields to the first, and both read its id.
+    """
+    found = await find_user(db, name)
+    if found is None:
+        await db.execute(
+            "INSERT INTO users (id, name, created_at, password_hash) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (name) DO NOTHING",
+            (new_id("usr"), name, now(), password_hash),
+        )
+        found = await find_user(db, name)
+    assert found is not None  # NOTE: only `users remove` deletes one, never mid-request
+    return found[0]
+
+
+async def _user_of_token(db: Database, token: str | None) -> tuple[str, str] | None:
+    if not token:
+        return None
+    row = await db.one(
+        "SELECT u.id, u.name FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token = ?",
+        (token,),
+    )
+    return (row["id"], row["name"]) if row else None
+
+
+async def _open_session(db: Database, user_id: str) -> str:
+    token = secrets.token_urlsafe(24)
+    await db.insert("sessions", {"token": token, "user_id": user_id, "created_at": now()})
+    return token
+
+
+async def _drop_session(db: Database, token: str | None) -> None:
+    if token:
+        await db.execute("DELETE FROM sessions WHERE token = ?", (token,))
+
+
+def _set_cookie(request: web.Request, response: web.StreamResponse, token: str) -> None:
+    mode = services(request).config.auth
+    response.set_cookie(
+        COOKIE_NAME,
+        token,
+        httponly=True,
+        samesite="Lax",
+        secure=request.secure,
+        path="/",
+        max_age=_MAX_AGE_S[mode] or None,
+    )
+
+
+# --- who is asking ------------------------------------------------------------------------------
+
+
+async def _proxy_user(request: web.Request) -> tuple[str, str] | None:
+    svc = services(request)
+    name = request.headers.get(svc.config.trusted_user_header or "", "").strip()
+    if not _NAME_RE.fullmatch(name):
+        return None
+    return await ensure_user(svc.db, name), name
+
+
+async def _known_user(request: web.Request) -> tuple[str, str] | None:
+    """The user a request is from (``None``: nobody yet)."""
+    svc = services(request)
+    if svc.config.auth == "proxy":
+        return await _proxy_user(request)
+    return await _user_of_token(svc.db, request.cookies.get(COOKIE_NAME))
+
+
+def _session_info(user: tuple[str, str], mode: AuthMode, limits: Limits) -> SessionInfo:
+    upload = UploadLimits(
+        attachment_max_bytes=limits.attachment_max_bytes,
+        attachments_per_message=limits.attachments_per_request,
+        attachment_types=sorted(limits.attachment_types),
+    )
+    return SessionInfo(user_id=user[0], name=user[1], auth=mode, limits=upload)
+
+
+async def get_session(request: web.Request) -> web.Response:
+    """``GET /api/session``: the current user; an anonymous one is made in anonymous mode."""
+    svc = services(request)
+    mode = svc.config.auth
+    wanted = request.query.get("as") if svc.config.test_hooks else None
+    if wanted is not None and not _NAME_RE.fullmatch(wanted):
+        raise ApiError(400, "invalid_body", "'as' must be 1-64 letters, digits, '_', '.' or '-'")
+    current = await _known_user(request)
+    if current and (wanted is None or current[1] == wanted):
+        return answer_payload(_session_info(current, mode, svc.config.limits))
+    if wanted is None and mode != "anonymous":
+        raise ApiError(401, "unauthenticated", _SIGN_IN_HINT[mode])
+    name = wanted or f"anon-{secrets.token_hex(4)}"
+    user_id = await ensure_user(svc.db, name)
+    response = answer_payload(_session_info((user_id, name), mode, svc.config.limits))
+    _set_cookie(request, response, await _open_session(svc.db, user_id))
+    return response
+
+
+_SIGN_IN_HINT: dict[AuthMode, str] = {
+    "anonymous": "",
+    "password": "sign in with your name and password",
+    "proxy": "the sign-in proxy did not name a user",
+}
+
+
+async def sign_in(request: web.Request) -> web.Response:
+    """``POST /api/session/sign-in`` ``{"name", "password"}``: a new session for the account."""
+    svc = services(request)
+    if svc.config.auth != "password":
+        raise ApiError(404, "not_found", "this server has no password accounts")
+    try:
+        body = SignIn.model_validate(await read_json_body(request))
+    except ValidationError as exc:
+        raise ApiError(400, "invalid_body", "give a 'name' and a 'password'") from exc
+    found = await find_user(svc.db, body.name)
+    if not _password_matches(found[1] if found else None, body.password) or found is None:
+        raise ApiError(401, "invalid_credentials", "that name and password do not match")
+    await _drop_session(svc.db, request.cookies.get(COOKIE_NAME))  # NOTE: rotated at sign-in
+    response = answer_payload(_session_info((found[0], body.name), "password", svc.config.limits))
+    _set_cookie(request, response, await _open_session(svc.db, found[0]))
+    return response
+
+
+def _password_matches(stored: str | None, password: str) -> bool:
+    try:
+        return _HASHER.verify(stored or _DUMMY_HASH, password) and stored is not None
+    except (VerificationError, InvalidHashError):
+        return False
+
+
+async def sign_out(request: web.Request) -> web.Response:
+    """``POST /api/session/sign-out``: the session ends (its cookie is cleared)."""
+    await _drop_session(services(request).db, request.cookies.get(COOKIE_NAME))
+    response = web.Response(status=204)
+    response.del_cookie(COOKIE_NAME, path="/")
+    return response
+
+
+@web.middleware
+async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Resolve who asks for ``/api`` and ``/__test__`` routes; 401 ``unauthenticated``."""
+    guarded = request.path.startswith(("/api/", "/__test__/")) and request.method != "OPTIONS"
+    if guarded and request.path not in _PUBLIC:
+        user = await _known_user(request)
+        if user is None:
+            raise ApiError(401, "unauthenticated", "no session: call GET /api/session first")
+        request[USER_KEY] = user[0]
+    return await handler(request)
+
+
+def current_user(request: web.Request) -> str:
+    """The authenticated user id of an ``/api`` request."""
+    return request[USER_KEY]
