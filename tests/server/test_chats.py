@@ -6,9 +6,10 @@ import asyncio
 
 import pytest
 from aiohttp import FormData
+from aiohttp.test_utils import TestServer
 
 from server.config import Config
-from tests.server.conftest import MakeApi, with_config
+from tests.server.conftest import MakeApi, wait_stopped, with_config
 from tests.server.helpers import Api, events_of, read_events
 
 
@@ -101,11 +102,12 @@ ENDINGS = [
 
 @pytest.mark.parametrize(("steps", "stored"), ENDINGS)
 async def test_the_chat_read_says_how_each_answer_ended(
-    api: Api, steps: list[dict[str, object]], stored: dict[str, object]
+    api: Api, server: TestServer, steps: list[dict[str, object]], stored: dict[str, object]
 ) -> None:
     chat_id = await api.new_chat()
     await api.scenario(steps, chat_id)
     await api.run_turn(chat_id, "hi", runId="run_end")
+    await wait_stopped(server, "run_end")  # NOTE: its end is persisted after it is sent
     detail = await api.json("GET", f"/api/chats/{chat_id}")
     assistant = detail["messages"][-1]
     assert {name: assistant[name] for name in stored} == stored
