@@ -8,9 +8,12 @@ One room per concept; each room imports only its own layer and those below
 - ``contract/`` what every room may use: ``errors`` (``ApiError``, the JSON error answer) and
   ``jsonio`` (JSON read within limits). ``config/`` the settings (``providers``: each provider
   and model, from the command line or TOML).
-- ``store/`` all SQL: ``db`` (SQLite on the loop thread or PostgreSQL through asyncpg, the same
-  SQL), ``migrations/`` (Alembic, applied at start), ``runlog`` (runs and their event logs, the
-  answer folded with the page's own fold, ``app.wire.parts``).
+- ``store/`` all SQL (a test holds it there): ``db`` (SQLite on the loop thread or PostgreSQL
+  through asyncpg, the same SQL), ``migrations/`` (Alembic, applied at start), ``chats``
+  (found by their owner's name, listed, searched, renamed, deleted; compaction, summaries,
+  usage), ``messages`` (the tree of a chat, a turn's rows, each answer's model steps),
+  ``attachments``, ``users`` (and sessions), ``runlog`` (runs and their event logs, the answer
+  folded with the page's own fold, ``app.wire.parts``; a run's key).
 - ``runs/`` runs as they go: ``registry`` (tasks, cancel, orphan timers, how a run ends),
   ``live`` (one run's frames, readers and trace), ``drafts`` (events before the registry
   numbers them), ``coalesce`` (deltas merged per ~50 ms window), ``stream`` (SSE to readers),

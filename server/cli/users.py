@@ -20,8 +20,9 @@ import sys
 from pathlib import Path
 
 from server.config import REPO_ROOT
-from server.http.auth import NAME_PATTERN, ensure_user, find_user, hash_password
+from server.http.auth import NAME_PATTERN, hash_password
 from server.store.db import Database, is_postgres_url, open_database
+from server.store.users import account_names, ensure_user, find_user, remove_user, set_password
 
 MIN_PASSWORD = 8
 
@@ -58,10 +59,7 @@ async def _dispatch(args: argparse.Namespace) -> str:
     await db.open()
     try:
         if args.action == "list":
-            rows = await db.all(
-                "SELECT name FROM users WHERE password_hash IS NOT NULL ORDER BY name"
-            )
-            return "\n".join(row["name"] for row in rows) or "(no accounts)"
+            return "\n".join(await account_names(db)) or "(no accounts)"
         name = _name(args.name)
         if args.action == "remove":
             return await _remove(db, name)
@@ -95,10 +93,7 @@ async def _set_password(db: Database, name: str, password: str, adding: bool) ->
     if not adding and (found is None or found[1] is None):
         raise UsersError(f"{name} has no account (use add)")
     user_id = await ensure_user(db, name)
-    await db.execute(
-        "UPDATE users SET password_hash = ? WHERE id = ?", (hash_password(password), user_id)
-    )
-    await db.execute("DELETE FROM sessions WHERE user_id = ?", (user_id,))
+    await set_password(db, user_id, hash_password(password))
     return f"{name}: account {'added' if adding else 'password changed'}"
 
 
@@ -106,16 +101,5 @@ async def _remove(db: Database, name: str) -> str:
     found = await find_user(db, name)
     if found is None:
         raise UsersError(f"there is no user {name}")
-    user_id = found[0]
-    async with db.transaction():
-        for statement in (
-            "DELETE FROM run_events WHERE run_id IN (SELECT id FROM runs WHERE user_id = ?)",
-            "DELETE FROM runs WHERE user_id = ?",
-            "DELETE FROM messages WHERE chat_id IN (SELECT id FROM chats WHERE user_id = ?)",
-            "DELETE FROM chats WHERE user_id = ?",
-            "DELETE FROM attachments WHERE user_id = ?",
-            "DELETE FROM sessions WHERE user_id = ?",
-            "DELETE FROM users WHERE id = ?",
-        ):
-            await db.execute(statement, (user_id,))
+    await remove_user(db, found[0])
     return f"{name}: removed, with their chats"

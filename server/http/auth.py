@@ -27,7 +27,14 @@ from server.config import Limits
 from server.contract.errors import ApiError, Handler
 from server.contract.jsonio import answer_payload, read_json_body
 from server.http.services import services
-from server.store.db import Database, new_id, now
+from server.store.db import Database
+from server.store.users import (
+    end_session,
+    ensure_user,
+    find_user,
+    open_session,
+    user_of_session,
+)
 
 AuthMode = Literal["anonymous", "password", "proxy"]
 COOKIE_NAME = "riacho_session"
@@ -58,49 +65,21 @@ def hash_password(password: str) -> str:
     return _HASHER.hash(password)
 
 
-async def find_user(db: Database, name: str) -> tuple[str, str | None] | None:
-    """(id, password hash) of the user named ``name``."""
-    row = await db.one("SELECT id, password_hash FROM users WHERE name = ?", (name,))
-    return (str(row["id"]), row["password_hash"]) if row else None
-
-
-async def ensure_user(db: Database, name: str, password_hash: str | None = None) -> str:
-    """The id of the user named ``name``, created if missing.
-
-    # NOTE: two first requests of one name may race (two processes, or two tasks on
-    # PostgreSQL): the second insert yields to the first, and both read its id.
-    """
-    found = await find_user(db, name)
-    if found is None:
-        await db.execute(
-            "INSERT INTO users (id, name, created_at, password_hash) VALUES (?, ?, ?, ?)"
-            " ON CONFLICT (name) DO NOTHING",
-            (new_id("usr"), name, now(), password_hash),
-        )
-        found = await find_user(db, name)
-    assert found is not None  # NOTE: only `users remove` deletes one, never mid-request
-    return found[0]
-
-
 async def _user_of_token(db: Database, token: str | None) -> tuple[str, str] | None:
     if not token:
         return None
-    row = await db.one(
-        "SELECT u.id, u.name FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token = ?",
-        (token,),
-    )
-    return (row["id"], row["name"]) if row else None
+    return await user_of_session(db, token)
 
 
 async def _open_session(db: Database, user_id: str) -> str:
     token = secrets.token_urlsafe(24)
-    await db.insert("sessions", {"token": token, "user_id": user_id, "created_at": now()})
+    await open_session(db, token, user_id)
     return token
 
 
 async def _drop_session(db: Database, token: str | None) -> None:
     if token:
-        await db.execute("DELETE FROM sessions WHERE token = ?", (token,))
+        await end_session(db, token)
 
 
 def _set_cookie(request: web.Request, response: web.StreamResponse, token: str) -> None:

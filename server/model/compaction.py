@@ -13,6 +13,7 @@ from app.wire.protocol import TextEvent
 from server.model.catalog import ProviderModel
 from server.model.conversation import chat_history, merge_user_runs
 from server.model.providers.base import Message, ModelCall, UserMessage, open_stream
+from server.store.chats import save_summary
 from server.store.db import Database, now
 from server.turns.context import ContextUsage, estimate_tokens, model_usage, save_model_usage
 
@@ -35,14 +36,7 @@ async def compact_with_model(
         return before, before
     summary = await _summary(model, history)
     stamp = now()
-    async with db.transaction():
-        await db.execute(
-            "INSERT INTO chat_summaries (chat_id, text, created_at) VALUES (?, ?, ?)"
-            " ON CONFLICT(chat_id) DO UPDATE SET text = excluded.text,"
-            " created_at = excluded.created_at",
-            (chat_id, summary, stamp),
-        )
-        await db.execute("UPDATE chats SET compacted_at = ? WHERE id = ?", (stamp, chat_id))
+    await save_summary(db, chat_id, summary, stamp)
     after = ContextUsage(estimate_tokens(summary), window)
     await save_model_usage(db, chat_id, after.used_tokens, after.max_tokens)
     return before, after

@@ -41,7 +41,9 @@ from server.model.providers.base import (
     ToolOutput,
     UserMessage,
 )
-from server.store.db import Database, now
+from server.store import chats
+from server.store.attachments import attachment_data
+from server.store.db import Database
 from server.turns.context import branch_turns
 
 MAX_INLINE_CHARS = 100_000
@@ -62,11 +64,7 @@ async def chat_history(
     """The turns on the branch that leads to ``before_user_message`` (when ``None``: to the
     chat's newest answer), oldest first, for the model ``source``; what could not be sent as
     stored is said in ``notes``."""
-    summary = await db.one(
-        "SELECT s.text, c.compacted_at FROM chat_summaries s JOIN chats c ON c.id = s.chat_id"
-        " WHERE s.chat_id = ?",
-        (chat_id,),
-    )
+    summary = await chats.summary_of(db, chat_id)
     messages: list[Message] = []
     turns = await branch_turns(db, chat_id, before_user_message)
     if summary is not None:
@@ -97,7 +95,7 @@ async def user_message(db: Database, prompt: str, attachments: Iterable[JsonObje
     images: list[ImageInput] = []
     for attachment in attachments:
         name, mime = str(attachment.get("name", "file")), str(attachment.get("mimeType", ""))
-        data = await _attachment_data(db, str(attachment.get("attachmentId", "")))
+        data = await attachment_data(db, str(attachment.get("attachmentId", "")))
         if data is None:
             notes.append(_tag(name, mime, "the file is no longer available"))
         elif mime in TEXT_TYPES:
@@ -108,13 +106,6 @@ async def user_message(db: Database, prompt: str, attachments: Iterable[JsonObje
             notes.append(_tag(name, mime, "this file type is not sent to the model"))
     text = "\n\n".join([prompt, *notes]) if notes else prompt
     return UserMessage(text, tuple(images))
-
-
-async def _attachment_data(db: Database, attachment_id: str) -> bytes | None:
-    row = await db.one(
-        "SELECT data FROM attachments WHERE id = ? AND expires_at > ?", (attachment_id, now())
-    )
-    return bytes(row["data"]) if row is not None else None
 
 
 def _tag(name: str, mime: str, omitted: str) -> str:

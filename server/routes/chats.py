@@ -16,7 +16,9 @@ from server.model.catalog import ProviderModel
 from server.model.compaction import compact_with_model
 from server.model.loop import pre_stream_error
 from server.model.providers.base import ProviderFailure
+from server.store import chats
 from server.store.db import Database, Row, iso, new_id, now
+from server.store.messages import chat_message_rows
 from server.store.runlog import public_id
 from server.turns.context import ContextUsage, chat_usage, compact, model_usage
 from server.turns.start import DEFAULT_TITLE, chat_of
@@ -54,13 +56,7 @@ def _message(row: Row) -> MessageOut:
 
 async def chat_messages(db: Database, chat_id: str) -> list[MessageOut]:
     """A chat's messages in order (every assistant attempt is its own message)."""
-    rows = await db.all(
-        "SELECT m.*, r.reason AS run_reason, r.error AS run_error FROM messages m"
-        " JOIN chats c ON c.id = m.chat_id LEFT JOIN runs r ON r.id = c.user_id || '/' || m.run_id"
-        " WHERE m.chat_id = ? ORDER BY m.rowid",
-        (chat_id,),
-    )
-    return [_message(row) for row in rows]
+    return [_message(row) for row in await chat_message_rows(db, chat_id)]
 
 
 MAX_QUERY = 200
@@ -73,20 +69,8 @@ async def list_chats(request: web.Request) -> web.Response:
     query = " ".join(request.query.get("q", "").split())
     if len(query) > MAX_QUERY:
         raise ApiError(400, "invalid_body", f"a search is at most {MAX_QUERY} characters")
-    if not query:
-        rows = await db.all(
-            "SELECT * FROM chats WHERE user_id = ? ORDER BY updated_at DESC, rowid DESC",
-            (user_id,),
-        )
-        return answer_payload([_summary(row) for row in rows])
-    # NOTE: case-blind on both engines (PostgreSQL's LIKE minds case; SQLite's does not)
-    pattern = "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-    rows = await db.all(
-        "SELECT * FROM chats c WHERE c.user_id = ? AND (lower(c.title) LIKE lower(?) ESCAPE '\\'"
-        " OR EXISTS (SELECT 1 FROM messages m WHERE m.chat_id = c.id"
-        " AND lower(m.content) LIKE lower(?) ESCAPE '\\'))"
-        " ORDER BY c.updated_at DESC, c.rowid DESC",
-        (user_id, pattern, pattern),
+    rows = await (
+        chats.chats_containing(db, user_id, query) if query else chats.newest_chats(db, user_id)
     )
     return answer_payload([_summary(row) for row in rows])
 
@@ -99,9 +83,7 @@ async def rename_chat(request: web.Request) -> web.Response:
     title = body.get("title") if isinstance(body, dict) else None
     if not isinstance(title, str) or not " ".join(title.split()):
         raise ApiError(400, "invalid_body", "a chat needs a 'title' with some text")
-    await db.execute(
-        "UPDATE chats SET title = ? WHERE id = ?", (" ".join(title.split())[:200], row["id"])
-    )
+    await chats.rename_chat(db, row["id"], " ".join(title.split())[:200])
     return answer_payload(_summary(await chat_of(db, user_id, row["public_id"])))
 
 
@@ -114,10 +96,16 @@ async def create_chat(request: web.Request) -> web.Response:
             raise ApiError(400, "invalid_body", "body must be an object with a string 'title'")
         title = " ".join(str(body.get("title", "")).split())[:200] or DEFAULT_TITLE
     db, chat_id, stamp = services(request).db, new_id("chat"), now()
-    await db.execute(
-        "INSERT INTO chats (id, public_id, user_id, title, created_at, updated_at)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
-        (chat_id, chat_id, current_user(request), title, stamp, stamp),
+    await chats.add_chat(
+        db,
+        {
+            "id": chat_id,
+            "public_id": chat_id,
+            "user_id": current_user(request),
+            "title": title,
+            "created_at": stamp,
+            "updated_at": stamp,
+        },
     )
     row = await chat_of(db, current_user(request), chat_id)
     return answer_payload(_summary(row), status=201)
@@ -154,19 +142,9 @@ async def delete_chat(request: web.Request) -> web.Response:
     writes them), then drops everything."""
     svc, user_id = services(request), current_user(request)
     row = await chat_of(svc.db, user_id, request.match_info["chat_id"])
-    going = await svc.db.all(
-        "SELECT id FROM runs WHERE chat_id = ? AND status = 'running'", (row["id"],)
-    )
-    for run in going:
-        await svc.runs.cancel(user_id, public_id(run["id"]))
-    async with svc.db.transaction():
-        await svc.db.execute(
-            "DELETE FROM run_events WHERE run_id IN (SELECT id FROM runs WHERE chat_id = ?)",
-            (row["id"],),
-        )
-        await svc.db.execute("DELETE FROM runs WHERE chat_id = ?", (row["id"],))
-        await svc.db.execute("DELETE FROM messages WHERE chat_id = ?", (row["id"],))
-        await svc.db.execute("DELETE FROM chats WHERE id = ?", (row["id"],))
+    for key in await chats.running_run_keys(svc.db, row["id"]):
+        await svc.runs.cancel(user_id, public_id(key))
+    await chats.delete_chat(svc.db, row["id"])
     return web.Response(status=204)
 
 

@@ -15,6 +15,7 @@ from server.contract.errors import ApiError
 from server.contract.jsonio import answer_payload
 from server.http.auth import current_user
 from server.http.services import services
+from server.store.attachments import add_attachment, attachment_file
 from server.store.db import new_id, now
 
 
@@ -122,10 +123,8 @@ INLINE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 async def get_attachment(request: web.Request) -> web.Response:
     """``GET /api/attachments/{attachmentId}``: the owner's file (images inline, for previews;
     anything else as a download)."""
-    row = await services(request).db.one(
-        "SELECT name, mime_type, data FROM attachments WHERE id = ? AND user_id = ?"
-        " AND expires_at > ?",
-        (request.match_info["attachment_id"], current_user(request), now()),
+    row = await attachment_file(
+        services(request).db, request.match_info["attachment_id"], current_user(request)
     )
     if row is None:
         raise ApiError(404, "attachment_unavailable", "that attachment is missing or expired")
@@ -159,8 +158,8 @@ async def upload_attachment(request: web.Request) -> web.Response:
         attachment_id=new_id("att"), name=name, size=len(data), mime_type=mime_type
     )
     stamp = now()
-    await svc.db.insert(
-        "attachments",
+    await add_attachment(
+        svc.db,
         {
             "id": info.attachment_id,
             "user_id": current_user(request),

@@ -12,7 +12,6 @@ refusals ``502 provider_error``) before any stream starts, and the turn leaves n
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -38,6 +37,7 @@ from server.runs.registry import emit_all
 from server.runs.stream import follow_run, open_sse
 from server.scenarios.player import stream_scenario
 from server.store.db import new_id
+from server.store.messages import save_steps
 from server.turns.context import ContextUsage, chat_usage, estimate_tokens, save_model_usage
 from server.turns.start import Turn, check_turn, create_rows, discard_rows, touch_chat
 
@@ -149,9 +149,7 @@ def _step_keeper(svc: Services, message_id: str) -> Callable[[StepRecord], Await
 
     async def keep(record: StepRecord) -> None:
         kept.append(record.to_json())
-        await svc.db.execute(
-            "UPDATE messages SET steps = ? WHERE id = ?", (json.dumps(kept), message_id)
-        )
+        await save_steps(svc.db, message_id, kept)
 
     return keep
 

@@ -9,6 +9,7 @@ from server.contract.jsonio import answer, read_json_body
 from server.http.services import Services, services
 from server.scenarios.hooks import TestHooks
 from server.scenarios.steps import StepError, parse_scenario
+from server.store.db import wipe
 
 
 def _hooks(svc: Services) -> TestHooks:
@@ -48,15 +49,5 @@ async def reset(request: web.Request) -> web.Response:
     of the deployment), wipe the database."""
     svc = services(request)
     await _hooks(svc).reset()
-    async with svc.db.transaction():
-        for table in (
-            "run_events",
-            "runs",
-            "messages",
-            "chats",
-            "attachments",
-            "sessions",
-            "users",
-        ):
-            await svc.db.execute(f"DELETE FROM {table}")
+    await wipe(svc.db)
     return answer({"reset": True})

@@ -13,7 +13,7 @@ from app.wire.api import ServerRunStatus
 from app.wire.codes import ClientTimeoutCode
 from app.wire.protocol import ErrorEvent, StreamEvent
 from server.store.db import now
-from server.store.runlog import AnswerFold, Frame
+from server.store.runlog import AnswerFold, Frame, run_key
 
 JsonObject = dict[str, Any]
 
@@ -33,7 +33,7 @@ class RunMeta:
     @property
     def key(self) -> str:
         """Where the run is stored (see :func:`server.store.runlog.run_key`)."""
-        return f"{self.user_id}/{self.run_id}"
+        return run_key(self.user_id, self.run_id)
 
 
 @dataclass(slots=True)

@@ -92,8 +92,7 @@ class RemoteReader:
             await self.response.write(encode_frame(frame))
 
     async def _running(self) -> bool:
-        row = await self.db.one("SELECT status FROM runs WHERE id = ?", (self.key,))
-        return row is not None and row["status"] == "running"
+        return await runlog.run_status(self.db, self.key) == "running"
 
 
 async def follow_elsewhere(

@@ -110,6 +110,17 @@ class Database(ABC):
         )
 
 
+TABLES_OF_USERS = ("run_events", "runs", "messages", "chats", "attachments", "sessions", "users")
+"""Every table of what users made, children first."""
+
+
+async def wipe(db: Database) -> None:
+    """Delete every user and all they made (the test hooks' reset)."""
+    async with db.transaction():
+        for table in TABLES_OF_USERS:
+            await db.execute(f"DELETE FROM {table}")
+
+
 def open_database(target: str) -> Database:
     """The database named by ``--db``: a PostgreSQL URL, else a SQLite path (or ``:memory:``)."""
     if is_postgres_url(target):

@@ -59,6 +59,16 @@ def run_key(user_id: str, run_id: str) -> str:
     return f"{user_id}/{run_id}"
 
 
+RUN_KEY_SQL = "{user} || '/' || {run}"
+""":func:`run_key` as an SQL expression of two columns (``.format(user=…, run=…)``)."""
+
+
+async def run_status(db: Database, key: str) -> str | None:
+    """The persisted status of the run ``key``."""
+    row = await db.one("SELECT status FROM runs WHERE id = ?", (key,))
+    return None if row is None else str(row["status"])
+
+
 def public_id(key: str) -> str:
     """The client's run id of a key (user ids hold no ``/``)."""
     return key.split("/", 1)[1]

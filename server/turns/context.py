@@ -8,7 +8,9 @@ from typing import Literal
 
 from app.wire.protocol import ContextInfoEvent, StreamEvent
 from server.runs.drafts import draft
+from server.store import chats
 from server.store.db import Database, Row, now
+from server.store.messages import messages_by_id, newest_answer_id
 
 Severity = Literal["ok", "warning", "critical"]
 WARNING_RATIO = 0.6
@@ -62,7 +64,7 @@ def estimate_tokens(text: str) -> int:
 async def chat_usage(db: Database, chat_id: str, max_tokens: int) -> ContextUsage:
     """Tokens of the chat's live context: its summary plus the turns after the last compaction
     on the branch of its newest answer (other branches and attempts are not sent)."""
-    chat = await db.one("SELECT compacted_at, summary_tokens FROM chats WHERE id = ?", (chat_id,))
+    chat = await chats.compaction_of(db, chat_id)
     if chat is None:
         return ContextUsage(0, max_tokens)
     since = chat["compacted_at"] or 0.0
@@ -80,17 +82,10 @@ async def branch_turns(
     """(user message, the answer that follows it) pairs, oldest first, on the branch that leads
     to ``before_user_message`` (when ``None``: to the chat's newest answer): the conversation
     a model is given, and the one whose size the context ring shows."""
-    rows = {
-        row["id"]: row
-        for row in await db.all("SELECT * FROM messages WHERE chat_id = ?", (chat_id,))
-    }
+    rows = await messages_by_id(db, chat_id)
     if before_user_message is None:
-        newest = await db.one(
-            "SELECT id FROM messages WHERE chat_id = ? AND role = 'assistant'"
-            " ORDER BY rowid DESC LIMIT 1",
-            (chat_id,),
-        )
-        answer = None if newest is None else rows.get(newest["id"])
+        newest = await newest_answer_id(db, chat_id)
+        answer = None if newest is None else rows.get(newest)
     else:
         prompt = rows.get(before_user_message)
         answer = None if prompt is None else rows.get(prompt["reply_to"] or "")
@@ -108,20 +103,12 @@ async def branch_turns(
 
 async def save_model_usage(db: Database, chat_id: str, used_tokens: int, max_tokens: int) -> None:
     """Remember the usage a real model reported for a chat's last turn."""
-    await db.execute(
-        "INSERT INTO chat_model_usage (chat_id, used_tokens, max_tokens, updated_at)"
-        " VALUES (?, ?, ?, ?) ON CONFLICT(chat_id) DO UPDATE SET"
-        " used_tokens = excluded.used_tokens, max_tokens = excluded.max_tokens,"
-        " updated_at = excluded.updated_at",
-        (chat_id, used_tokens, max_tokens, now()),
-    )
+    await chats.save_model_usage(db, chat_id, used_tokens, max_tokens)
 
 
 async def model_usage(db: Database, chat_id: str) -> ContextUsage | None:
     """The usage a real model last reported for the chat, if any."""
-    row = await db.one(
-        "SELECT used_tokens, max_tokens FROM chat_model_usage WHERE chat_id = ?", (chat_id,)
-    )
+    row = await chats.model_usage_of(db, chat_id)
     return ContextUsage(int(row["used_tokens"]), int(row["max_tokens"])) if row else None
 
 
@@ -129,8 +116,5 @@ async def compact(db: Database, chat_id: str, max_tokens: int) -> tuple[ContextU
     """Replace the chat's context by a summary; returns the usage before and after."""
     before = await chat_usage(db, chat_id, max_tokens)
     summary = max(1, int(before.used_tokens * SUMMARY_SHARE)) if before.used_tokens else 0
-    await db.execute(
-        "UPDATE chats SET compacted_at = ?, summary_tokens = ? WHERE id = ?",
-        (now(), summary, chat_id),
-    )
+    await chats.mark_compacted(db, chat_id, now(), summary)
     return before, await chat_usage(db, chat_id, max_tokens)

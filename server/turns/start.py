@@ -11,6 +11,8 @@ from server.config import Limits
 from server.contract.errors import ApiError
 from server.model.catalog import RETRY_AFTER_S, Catalog, DemoModel, Model, ProviderModel
 from server.runs.live import RunMeta
+from server.store import chats, messages
+from server.store.attachments import attachments_of
 from server.store.db import Conflict, Database, Row, SqlValue, new_id, now
 from server.store.runlog import run_row
 from server.turns.titles import title_for
@@ -40,9 +42,7 @@ async def chat_of(db: Database, user_id: str, chat_id: str) -> Row:
     # NOTE: a chat is found by its owner's name for it; the row's ``id`` (the key messages and
     # runs use) is the same name unless another user's chat had it (migration 0009).
     """
-    row = await db.one(
-        "SELECT * FROM chats WHERE user_id = ? AND public_id = ?", (user_id, chat_id)
-    )
+    row = await chats.chat_named(db, user_id, chat_id)
     if row is None:
         raise ApiError(404, "chat_not_found", f"chat {chat_id!r} not found")
     return row
@@ -80,12 +80,10 @@ async def check_turn(
         chat["id"],
         new_id("msg"),
         user_message_id,
-        await _next_attempt(db, user_message_id),
+        await messages.next_attempt(db, user_message_id),
         "model" if isinstance(model, ProviderModel) else "demo",
     )
-    first = (
-        new_chat or await db.one("SELECT 1 FROM messages WHERE chat_id = ?", (chat["id"],)) is None
-    )
+    first = new_chat or not await messages.has_messages(db, chat["id"])
     return Turn(
         meta, prompt, attachments, model, previous, first, new_chat, body.chat_id, parent_id
     )
@@ -101,12 +99,7 @@ async def _parent_of_prompt(
             raise ApiError(400, "invalid_body", "afterRunId and atTop exclude each other")
         return None
     if body.after_run_id is None:
-        row = await db.one(
-            "SELECT id FROM messages WHERE chat_id = ? AND role = 'assistant'"
-            " ORDER BY rowid DESC LIMIT 1",
-            (chat_id,),
-        )
-        return None if row is None else str(row["id"])
+        return await messages.newest_answer_id(db, chat_id)
     run = await run_row(db, user_id, body.after_run_id)
     if run is None or run["chat_id"] != chat_id:
         raise ApiError(
@@ -122,10 +115,7 @@ async def _chat_of_turn(db: Database, user_id: str, body: RespondStreamBody) -> 
     """The turn's chat, and whether this turn makes it: a chat the page named and nobody has
     yet comes into being with its first answer (so a refused first send leaves nothing)."""
     # NOTE: one read, so a chat made meanwhile by a racing request is either seen or not at all
-    rows = await db.all(
-        "SELECT * FROM chats WHERE (user_id = ? AND public_id = ?) OR id = ?",
-        (user_id, body.chat_id, body.chat_id),
-    )
+    rows = await chats.chats_with_name(db, user_id, body.chat_id)
     mine = [row for row in rows if row["user_id"] == user_id and row["public_id"] == body.chat_id]
     if mine:
         return mine[0], False
@@ -178,7 +168,7 @@ async def _retried_message(db: Database, user_id: str, chat_id: str, run_id: str
         raise ApiError(404, "run_not_found", f"run {run_id!r} not found")
     if run["chat_id"] != chat_id:
         raise ApiError(400, "invalid_body", "retryOfRunId belongs to another chat")
-    message = await db.one("SELECT * FROM messages WHERE id = ?", (run["user_message_id"],))
+    message = await messages.message_row(db, run["user_message_id"])
     if message is None:
         raise ApiError(404, "run_not_found", f"the message of run {run_id!r} is gone")
     return message
@@ -187,15 +177,7 @@ async def _retried_message(db: Database, user_id: str, chat_id: str, run_id: str
 async def _attachments(db: Database, user_id: str, ids: list[str]) -> list[dict[str, object]]:
     """The attachments, in the order given (a repeated id once), in one query."""
     wanted = list(dict.fromkeys(ids))
-    if not wanted:
-        return []
-    marks = ", ".join("?" * len(wanted))
-    rows = await db.all(
-        f"SELECT id, name, size, mime_type FROM attachments"
-        f" WHERE id IN ({marks}) AND user_id = ? AND expires_at > ?",
-        (*wanted, user_id, now()),
-    )
-    found = {row["id"]: row for row in rows}
+    found = await attachments_of(db, user_id, wanted)
     missing = next((attachment_id for attachment_id in wanted if attachment_id not in found), None)
     if missing is not None:
         raise ApiError(
@@ -239,13 +221,6 @@ def _previous_model(models: Catalog, chat: Row, model: Model) -> str | None:
     return previous.info.label if previous else last
 
 
-async def _next_attempt(db: Database, user_message_id: str) -> int:
-    row = await db.one(
-        "SELECT MAX(attempt) AS a FROM messages WHERE reply_to = ?", (user_message_id,)
-    )
-    return int(row["a"] or 0) + 1 if row else 1
-
-
 async def create_rows(db: Database, turn: Turn, *, touch_chat: bool = True) -> None:
     """Persist the user message (unless a retry), the assistant message and the run.
 
@@ -266,25 +241,22 @@ async def create_rows(db: Database, turn: Turn, *, touch_chat: bool = True) -> N
 
 async def _create_rows(db: Database, turn: Turn, touch_chat: bool) -> None:
     meta, stamp = turn.meta, now()
-    async with db.transaction():
-        if turn.new_chat:
-            await db.insert(
-                "chats",
-                {
-                    "id": meta.chat_id,
-                    "public_id": turn.chat_name,
-                    "user_id": meta.user_id,
-                    "title": DEFAULT_TITLE,
-                    "created_at": stamp,
-                    "updated_at": stamp,
-                },
-            )
-        if await db.one("SELECT 1 FROM messages WHERE id = ?", (meta.user_message_id,)) is None:
-            await db.insert("messages", _user_row(turn, stamp))
-        await db.insert("messages", _assistant_row(turn, stamp))
-        await db.insert("runs", _run_row(meta, stamp))
-        if touch_chat:
-            await _touch_chat(db, turn, stamp)
+    chat: dict[str, SqlValue] | None = None
+    if turn.new_chat:
+        chat = {
+            "id": meta.chat_id,
+            "public_id": turn.chat_name,
+            "user_id": meta.user_id,
+            "title": DEFAULT_TITLE,
+            "created_at": stamp,
+            "updated_at": stamp,
+        }
+    rows = _user_row(turn, stamp), _assistant_row(turn, stamp), _run_row(meta, stamp)
+
+    async def touch() -> None:
+        await _touch_chat(db, turn, stamp)
+
+    await messages.add_turn_rows(db, chat, *rows, then=touch if touch_chat else None)
 
 
 async def touch_chat(db: Database, turn: Turn) -> None:
@@ -295,17 +267,13 @@ async def touch_chat(db: Database, turn: Turn) -> None:
 async def discard_rows(db: Database, turn: Turn, *, keep_user_message: bool) -> None:
     """Undo :func:`create_rows` (without ``touch_chat``) for a turn the provider refused."""
     meta = turn.meta
-    async with db.transaction():
-        await db.execute("DELETE FROM run_events WHERE run_id = ?", (meta.key,))
-        await db.execute("DELETE FROM runs WHERE id = ?", (meta.key,))
-        await db.execute("DELETE FROM messages WHERE id = ?", (meta.message_id,))
-        if not keep_user_message:
-            await db.execute("DELETE FROM messages WHERE id = ?", (meta.user_message_id,))
-        if (
-            turn.new_chat
-            and await db.one("SELECT 1 FROM messages WHERE chat_id = ?", (meta.chat_id,)) is None
-        ):
-            await db.execute("DELETE FROM chats WHERE id = ?", (meta.chat_id,))
+    await messages.delete_turn_rows(
+        db,
+        meta.key,
+        meta.message_id,
+        None if keep_user_message else meta.user_message_id,
+        meta.chat_id if turn.new_chat else None,
+    )
 
 
 def _user_row(turn: Turn, stamp: float) -> dict[str, SqlValue]:
@@ -352,12 +320,8 @@ def _run_row(meta: RunMeta, stamp: float) -> dict[str, SqlValue]:
 
 
 async def _touch_chat(db: Database, turn: Turn, stamp: float) -> None:
-    await db.execute(
-        "UPDATE chats SET updated_at = ?, last_model_id = ? WHERE id = ?",
-        (stamp, turn.model.info.id, turn.meta.chat_id),
-    )
+    await chats.touch_chat(db, turn.meta.chat_id, stamp, turn.model.info.id)
     if turn.is_first_turn and turn.prompt.strip():
-        await db.execute(
-            "UPDATE chats SET title = ? WHERE id = ? AND title = ?",
-            (title_for(turn.prompt), turn.meta.chat_id, DEFAULT_TITLE),
+        await chats.name_chat_if_unnamed(
+            db, turn.meta.chat_id, title_for(turn.prompt), DEFAULT_TITLE
         )

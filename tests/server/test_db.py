@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from server.store.db import _changed_rows, numbered
+from server.store.db import SqliteDatabase, _changed_rows, numbered
+from server.store.runlog import RUN_KEY_SQL, run_key
 
 
 @pytest.mark.parametrize(
@@ -28,3 +29,15 @@ def test_placeholders_are_numbered_outside_string_literals(sql: str, expected: s
 )
 def test_changed_rows_are_read_from_the_command_tag(status: str, rows: int) -> None:
     assert _changed_rows(status) == rows
+
+
+@pytest.mark.parametrize(("user_id", "run_id"), [("usr_1", "run_a"), ("u", "run_with/slash")])
+async def test_the_run_key_in_sql_is_the_run_key(user_id: str, run_id: str) -> None:
+    db = SqliteDatabase(":memory:")
+    await db.open()
+    try:
+        expression = RUN_KEY_SQL.format(user="?", run="?")
+        row = await db.one(f"SELECT {expression} AS k", (user_id, run_id))
+    finally:
+        await db.close()
+    assert row is not None and row["k"] == run_key(user_id, run_id)

@@ -12,9 +12,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from server.http.auth import ensure_user
 from server.store import runlog
 from server.store.db import PostgresDatabase
+from server.store.users import ensure_user
 from tests.server.workers import new_postgres_database
 
 KEY = "usr_a/run_x"

@@ -11,8 +11,9 @@ import pytest
 from aiohttp import ClientSession, DummyCookieJar, FormData
 from aiohttp.test_utils import TestClient, TestServer
 
-from server.http.auth import COOKIE_NAME, ensure_user, hash_password
+from server.http.auth import COOKIE_NAME, hash_password
 from server.runs.registry import EARLY_CANCELS_KEPT
+from server.store.users import ensure_user
 from tests.server.conftest import MakeApi, StartServer, services_of
 from tests.server.helpers import Api, read_events
 

@@ -164,6 +164,50 @@ def test_server_uses_only_the_wire_of_the_app(module: str) -> None:
             assert name.startswith(SERVER_MAY_USE), f"{module} imports {name}"
 
 
+SQL_START = re.compile(r"^\s*(SELECT|INSERT INTO|UPDATE \w+ SET|DELETE FROM)\b")  # as written here
+DATABASE_CALLS = {"one", "all", "execute", "insert", "insert_id"}
+# NOTE: the demo's answer shows an SQL snippet as text; nothing runs it.
+SQL_AS_TEXT = {"demo/text.py"}
+
+
+def sql_in(source: str) -> list[str]:
+    """The SQL statements and database calls of a module's source."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if SQL_START.match(node.value):
+                found.append(node.value.strip()[:40])
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            owner = node.func.value
+            named_db = (isinstance(owner, ast.Name) and owner.id == "db") or (
+                isinstance(owner, ast.Attribute) and owner.attr == "db"
+            )
+            if named_db and node.func.attr in DATABASE_CALLS:
+                found.append(f"db.{node.func.attr}(…)")
+    return found
+
+
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        ('db.one("SELECT 1")', ["SELECT 1", "db.one(…)"]),
+        ('f"SELECT * FROM {table}"', ["SELECT * FROM"]),  # NOTE: an f-string's text too
+        ('await self.db.execute("x")', ["db.execute(…)"]),
+        ('q = " DELETE FROM chats"', ["DELETE FROM chats"]),
+        ('words = "Select a model"', []),
+    ],
+)
+def test_sql_in_sees_statements_and_database_calls(source: str, found: list[str]) -> None:
+    assert sorted(sql_in(source)) == sorted(found)
+
+
+@pytest.mark.parametrize(
+    "module", [m for m in server_modules() if not m.startswith("store/") and m not in SQL_AS_TEXT]
+)
+def test_all_sql_is_in_the_store(module: str) -> None:
+    assert sql_in((SERVER / module).read_text(encoding="utf-8")) == []
+
+
 @pytest.mark.parametrize(
     ("module", "layer"),
     [
