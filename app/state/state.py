@@ -45,7 +45,7 @@ from typing import Final, Literal
 from app.state.trace import RunTrace
 from app.wire.api import AttachmentInfo, ContextUsage
 from app.wire.parts import Parts, answer_text
-from app.wire.protocol import ContextInfoEvent
+from app.wire.protocol import ContextInfoEvent, Severity, StopReason
 
 RunStatus = Literal[
     "connecting", "receiving", "completed", "cancelling", "cancelled", "interrupted", "failed"
@@ -66,7 +66,6 @@ LIVE: Final = frozenset({"connecting", "receiving"})
 SETTLED: Final = frozenset({"completed", "cancelled", "interrupted", "failed"})
 
 CancelConfirmation = Literal["pending", "confirmed", "unconfirmed"]
-StopReason = Literal["stop", "length", "cancelled"]
 EndReason = Literal[
     "eof",  # interrupted: the stream ended without a terminal event
     "network",  # interrupted: the connection broke
@@ -104,7 +103,7 @@ class ContextInfo:
     used_tokens: int
     max_tokens: int
     ratio: float
-    severity: Literal["ok", "warning", "critical"]
+    severity: Severity
     compaction_recommended: bool
 
 

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
 
-from app.wire.protocol import ContextInfoEvent, StreamEvent
+from app.wire.protocol import ContextInfoEvent, Severity, StreamEvent
 from server.runs.drafts import draft
 from server.store import chats
 from server.store.db import Database, Row, now
 from server.store.messages import messages_by_id, newest_answer_id
 
-Severity = Literal["ok", "warning", "critical"]
 WARNING_RATIO = 0.6
 CRITICAL_RATIO = 0.85
 COMPACTION_RATIO = 0.75

@@ -248,3 +248,35 @@ def test_every_file_the_page_preloads_is_shipped_and_local() -> None:
     missing = [path for path in preloads if not (ROOT / path).is_file()]
     assert not missing, f"preloaded but not shipped: {missing}"
     assert "pyodide.asm.wasm" not in " ".join(preloads)  # NOTE: see the comment in index.html
+
+
+def literal_aliases(source: str) -> dict[str, frozenset[str]]:
+    """``Name = Literal["a", "b"]`` declarations of a module: name → its words."""
+    found = {}
+    for node in ast.parse(source).body:
+        target = node.targets[0] if isinstance(node, ast.Assign) else None
+        value = node.value if isinstance(node, ast.Assign) else None
+        if (
+            isinstance(target, ast.Name)
+            and isinstance(value, ast.Subscript)
+            and isinstance(value.value, ast.Name)
+            and value.value.id == "Literal"
+        ):
+            items = value.slice.elts if isinstance(value.slice, ast.Tuple) else [value.slice]
+            words = [item.value for item in items if isinstance(item, ast.Constant)]
+            found[target.id] = frozenset(str(word) for word in words)
+    return found
+
+
+def test_literal_aliases_reads_declarations() -> None:
+    source = 'A = Literal["x", "y"]\nB = Literal["z"]\nC = int\n'
+    assert literal_aliases(source) == {"A": frozenset({"x", "y"}), "B": frozenset({"z"})}
+
+
+def test_each_vocabulary_is_declared_once_for_page_and_server() -> None:
+    declared: dict[frozenset[str], list[str]] = {}
+    for path in sorted([*APP.rglob("*.py"), *SERVER.rglob("*.py")]):
+        for name, words in literal_aliases(path.read_text(encoding="utf-8")).items():
+            declared.setdefault(words, []).append(f"{path.relative_to(ROOT)}:{name}")
+    twice = {sorted(words)[0]: places for words, places in declared.items() if len(places) > 1}
+    assert twice == {}, "one declaration in app/wire, imported by the others"
