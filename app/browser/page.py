@@ -31,14 +31,6 @@ from app.wire.api import AttachmentInfo, ModelInfo, SessionInfo, UploadLimits, h
 from app.wire.errors import HttpStatusError, TransportError
 
 SEARCH_DELAY_MS = 250
-FOCUS_AFTER = {  # NOTE: where focus goes once the view shows what an action changed
-    "rename-chat": "input[name=chat-title]",
-    "edit": "textarea[name=edit-prompt]",
-    "cancel-title": "[data-action=rename-chat], textarea[name=prompt]",
-    "cancel-delete": "[data-action=delete-chat], textarea[name=prompt]",
-    "cancel-edit": "textarea[name=prompt]",
-    "delete-chat": "[data-action=cancel-delete]",
-}
 DRAFT_KEY = "riacho.draft."
 NEW_CHAT_DRAFT = "new"
 
