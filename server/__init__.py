@@ -22,7 +22,8 @@ One room per concept; each room imports only its own layer and those below
 - What makes an answer: ``turns/`` (``start``: a request's checks and the rows it creates;
   ``context``: tokens counted; ``titles``), ``model/`` (``loop``: a real model's agentic turn
   over a ``providers/`` adapter, with ``tools``, the history of ``conversation``,
-  ``continuation`` after a model switch, ``compaction`` and the ``catalog`` of models),
+  ``continuation`` after a model switch, ``compaction``, the ``catalog`` of models, and ``turn``:
+  a checked turn made into a model turn),
   ``demo/`` (the demo model: ``model`` plays a turn, ``text`` writes it) and ``scenarios/``
   (test scenarios: ``steps`` validates, ``player`` plays).
 - ``routes/`` one module per resource (chats, respond, runs, misc, test_hooks), and ``http/``

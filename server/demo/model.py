@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.wire.api import RespondStreamBody
 from app.wire.protocol import (
     DoneEvent,
     ImageGenerationFailedEvent,
@@ -28,11 +29,14 @@ from app.wire.protocol import (
     UserMessageIdEvent,
 )
 from server.demo import text as demo_text
+from server.model.catalog import DemoModel
 from server.model.continuation import model_switch_events, replay_recovered
 from server.model.tools import painted_image
 from server.runs.drafts import answer_endings, draft
 from server.runs.registry import Endings
-from server.turns.context import ContextUsage, context_info_event
+from server.store.db import Database
+from server.turns.context import ContextUsage, chat_usage, context_info_event, estimate_tokens
+from server.turns.start import Turn
 
 TOOL_LOOP_CAP = 3
 LENGTH_LIMIT_TOKENS = 40
@@ -178,3 +182,30 @@ async def _image(turn: DemoTurn) -> AsyncIterator[StreamEvent]:
         return
     yield await painted_image(image_id, prompt)
     yield draft(ToolResultEvent, tool_call_id=call_id, result={"imageId": image_id}, is_error=False)
+
+
+def demo_turn_for(
+    db: Database, turn: Turn, body: RespondStreamBody, *, token_ms: float, context_window: int
+) -> DemoTurn:
+    """The demo's turn of a checked ``turn`` (its model is a demo model)."""
+    model = turn.model
+    assert isinstance(model, DemoModel)
+
+    async def usage(answer: str) -> ContextUsage:
+        before = (await chat_usage(db, turn.meta.chat_id, context_window)).used_tokens
+        return ContextUsage(before + estimate_tokens(answer), context_window)
+
+    return DemoTurn(
+        prompt=turn.prompt,
+        user_message_id=turn.meta.user_message_id,
+        message_id=turn.meta.message_id,
+        model_label=model.info.label,
+        token_s=token_ms * model.pace / 1000,
+        thinking=body.thinking_enabled and model.info.supports_thinking,
+        effort=body.reasoning_effort,
+        tools=body.tool_intent and model.info.supports_tools,
+        brief=model.brief,
+        previous_model_label=turn.previous_model_label,
+        attachments=[str(a["name"]) for a in turn.attachments],
+        usage=usage,
+    )

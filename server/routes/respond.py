@@ -28,17 +28,15 @@ from server.http.auth import current_user
 from server.http.services import Services, services
 from server.model import loop as model_turn
 from server.model.catalog import ProviderModel
-from server.model.conversation import chat_history, merge_user_runs, user_message
-from server.model.providers.base import ModelCall, ProviderFailure, StepRecord
-from server.model.tools import TOOLS
+from server.model.providers.base import ProviderFailure
+from server.model.turn import model_turn_for
 from server.runs.coalesce import coalesce
 from server.runs.live import LiveRun
 from server.runs.registry import emit_all
 from server.runs.stream import follow_run, open_sse
 from server.scenarios.player import stream_scenario
 from server.store.db import new_id
-from server.store.messages import save_steps
-from server.turns.context import ContextUsage, chat_usage, estimate_tokens, save_model_usage
+from server.turns.context import save_model_usage
 from server.turns.start import Turn, check_turn, create_rows, discard_rows, touch_chat
 
 log = logging.getLogger("riacho.respond")
@@ -66,7 +64,13 @@ async def respond_stream(request: web.Request) -> web.StreamResponse:
     else:
         await create_rows(svc.db, turn)
         run = svc.runs.register(turn.meta)
-        demo_turn = _demo_turn(svc, turn, body)
+        demo_turn = demo.demo_turn_for(
+            svc.db,
+            turn,
+            body,
+            token_ms=svc.config.demo_token_ms,
+            context_window=svc.config.context_window_tokens,
+        )
         events = _emit_coalesced(svc, run, demo.play(demo_turn))
         svc.runs.start(run, events, demo.endings(demo_turn))
     response = await open_sse(request)
@@ -81,7 +85,14 @@ async def _start_model_run(
     await create_rows(svc.db, turn, touch_chat=False)
     run = svc.runs.register(turn.meta)
     opened: model_turn.Opened = asyncio.get_running_loop().create_future()
-    answer = await _model_turn(svc, turn, model, body, run.trace.history_notes)
+    answer = await model_turn_for(
+        svc.db,
+        turn,
+        model,
+        body,
+        max_model_calls=svc.config.max_model_calls,
+        notes=run.trace.history_notes,
+    )
     for note in run.trace.history_notes:
         log.info("history run=%s: %s", run.run_id, note)
     events = _emit_coalesced(svc, run, model_turn.play(answer, opened), _usage_saver(svc, run))
@@ -107,75 +118,6 @@ async def _accepted(
     finally:
         stopped.cancel()
     return opened.result() if opened.done() else None
-
-
-async def _model_turn(
-    svc: Services, turn: Turn, model: ProviderModel, body: RespondStreamBody, notes: list[str]
-) -> model_turn.ModelTurn:
-    tools = TOOLS if body.tool_intent and model.info.supports_tools else ()
-    history = await chat_history(
-        svc.db,
-        turn.meta.chat_id,
-        turn.meta.user_message_id,
-        bool(tools),
-        source=model.info.id,
-        notes=notes,
-    )
-    call = ModelCall(
-        model=model.settings.id,
-        messages=tuple(
-            merge_user_runs([*history, await user_message(svc.db, turn.prompt, turn.attachments)])
-        ),
-        system=model.settings.system,
-        tools=tools,
-        thinking=body.thinking_enabled and model.info.supports_thinking,
-        effort=body.reasoning_effort,
-        max_output_tokens=model.settings.max_output_tokens,
-    )
-    return model_turn.ModelTurn(
-        model=model,
-        call=call,
-        user_message_id=turn.meta.user_message_id,
-        message_id=turn.meta.message_id,
-        max_model_calls=svc.config.max_model_calls,
-        previous_model_label=turn.previous_model_label,
-        keep_step=_step_keeper(svc, turn.meta.message_id),
-    )
-
-
-def _step_keeper(svc: Services, message_id: str) -> Callable[[StepRecord], Awaitable[None]]:
-    """Persist each model call's record with the answer (``messages.steps``)."""
-    kept: list[JsonObject] = []
-
-    async def keep(record: StepRecord) -> None:
-        kept.append(record.to_json())
-        await save_steps(svc.db, message_id, kept)
-
-    return keep
-
-
-def _demo_turn(svc: Services, turn: Turn, body: RespondStreamBody) -> demo.DemoTurn:
-    info, window = turn.model.info, svc.config.context_window_tokens
-    assert not isinstance(turn.model, ProviderModel)
-
-    async def usage(answer: str) -> ContextUsage:
-        before = (await chat_usage(svc.db, turn.meta.chat_id, window)).used_tokens
-        return ContextUsage(before + estimate_tokens(answer), window)
-
-    return demo.DemoTurn(
-        prompt=turn.prompt,
-        user_message_id=turn.meta.user_message_id,
-        message_id=turn.meta.message_id,
-        model_label=info.label,
-        token_s=svc.config.demo_token_ms * turn.model.pace / 1000,
-        thinking=body.thinking_enabled and info.supports_thinking,
-        effort=body.reasoning_effort,
-        tools=body.tool_intent and info.supports_tools,
-        brief=turn.model.brief,
-        previous_model_label=turn.previous_model_label,
-        attachments=[str(a["name"]) for a in turn.attachments],
-        usage=usage,
-    )
 
 
 async def _emit_coalesced(
