@@ -7,9 +7,9 @@ object when the action does not apply in the run's status. The sequence guard li
 - ``seq <= last_seq`` is a duplicate, dropped (``trace.duplicates_dropped``);
 - while resuming, the first event must be ``last_seq + 1``, else the run is ``interrupted``
   with reason ``gap``;
-- on a live stream a gap (``seq > last_seq + 1``) is recorded in ``trace.gaps`` and the run
-  goes on with ``has_gap`` set; its terminal event is then held (phase ``GapHeld``), not
-  applied;
+- on a live stream a gap (``seq > last_seq + 1``) is kept in the run's ``gaps`` (and recorded
+  in ``trace.gaps``) and the run goes on with ``has_gap`` set; its terminal event is then held
+  (phase ``GapHeld``), not applied;
 - a gap replay (phase :class:`~app.state.state.Replaying`, started by :class:`ReplayStarted`,
   or by a resume of a gapped answer) must run 1, 2, 3…: it builds its parts aside until it
   reaches the live
@@ -154,7 +154,7 @@ def receive_texts(run: RunState, events: Sequence[TextEvent]) -> RunState:
 
 def _unseen(run: RunState, seq: int) -> bool:
     """``seq`` never reached this run: past its last seq, or lost in a live gap."""
-    return seq > run.last_seq or any(g.expected <= seq < g.got for g in run.trace.gaps)
+    return seq > run.last_seq or any(g.expected <= seq < g.got for g in run.gaps)
 
 
 def _guard(run: RunState, seq: int, at: float, terminal: bool = False) -> tuple[RunState, bool]:
@@ -170,7 +170,8 @@ def _guard_seq(run: RunState, seq: int, at: float) -> tuple[RunState, bool]:
     if seq <= run.last_seq:
         return _trace(run, duplicates_dropped=trace.duplicates_dropped + 1), False
     expected = run.last_seq + 1
-    gaps = trace.gaps if seq == expected else (*trace.gaps, Gap(expected, seq))
+    new = () if seq == expected else (Gap(expected, seq),)
+    gaps = (*trace.gaps, *new)
     phase = run.phase
     strict = isinstance(phase, Resuming) or (isinstance(phase, Live) and phase.contiguous)
     if strict and seq != expected:
@@ -181,8 +182,9 @@ def _guard_seq(run: RunState, seq: int, at: float) -> tuple[RunState, bool]:
         run,
         last_seq=seq,
         phase=phase if isinstance(phase, Live) else Live(),
-        has_gap=run.has_gap or seq != expected,
-        trace=replace(trace, gaps=gaps) if gaps is not trace.gaps else trace,
+        has_gap=run.has_gap or bool(new),
+        gaps=(*run.gaps, *new),
+        trace=replace(trace, gaps=gaps) if new else trace,
     )
     return advanced, True
 
@@ -205,6 +207,7 @@ def _guard_replay(
         parts=replay.parts,
         last_seq=seq,
         has_gap=False,
+        gaps=(),
         phase=Live(contiguous=True),
     )
     return replace(filled, trace=run.trace.with_replay_outcome("filled", at)), True

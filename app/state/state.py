@@ -27,7 +27,8 @@ Shape (frozen dataclasses; mappings are never mutated, only replaced)::
         branches (an edit adds one), and the conversation shown follows the attempt shown.
 
     RunState(run_id, chat_id, attempt, status, phase, parts, last_seq, reason, error,
-             stop_reason, cancel, has_gap, message_id, user_message_id, retry_of_run_id, trace)
+             stop_reason, cancel, has_gap, gaps, message_id, user_message_id, retry_of_run_id,
+             trace)
     └── phase: how its events are being read (one of, so no meaningless mix can exist):
         Live(contiguous)        the run's events as they come
         Resuming(after_seq)     a resume: the first event must be after_seq + 1
@@ -42,7 +43,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from app.state.trace import RunTrace
+from app.state.trace import Gap, RunTrace
 from app.wire.api import AttachmentInfo, ContextUsage
 from app.wire.parts import Parts, answer_text
 from app.wire.protocol import ContextInfoEvent, Severity, StopReason
@@ -189,6 +190,7 @@ class RunState:
     stop_reason: StopReason | None = None  # from ``done``
     cancel: CancelConfirmation | None = None  # set once Stop was pressed
     has_gap: bool = False  # a seq went missing on the live stream: text may be missing
+    gaps: tuple[Gap, ...] = ()  # the live copy's holes, until a replay fills them
     message_id: str | None = None  # the server's id of this attempt's message
     user_message_id: str | None = None  # from ``user_message_id``
     retry_of_run_id: str | None = None

@@ -38,6 +38,7 @@ from app.state.actions import (
     StreamFailed,
 )
 from app.state.reducer import reduce
+from app.state.runs import receive
 from app.state.state import (
     ChatState,
     ErrorInfo,
@@ -264,6 +265,33 @@ def test_sequence_guard(
     after = the_run(reduce(state_with(seeded), event("text", seq, text="X")))
     assert {name: getattr(after, name) for name in expected} == expected
     assert (after.trace.duplicates_dropped, after.trace.gaps) == counters
+
+
+@pytest.mark.parametrize(
+    ("run_gaps", "trace_gaps", "news"),
+    [
+        pytest.param((Gap(3, 5),), (), True, id="a-replayed-seq-in-a-hole-of-the-run-is-news"),
+        pytest.param((), (Gap(3, 5),), False, id="one-in-a-filled-hole-of-the-trace-is-not"),
+    ],
+)
+def test_the_run_state_not_its_trace_says_which_seqs_are_missing(
+    run_gaps: tuple[Gap, ...], trace_gaps: tuple[Gap, ...], news: bool
+) -> None:
+    """A replay re-reads seqs the page has seen: only those in a hole carry news (their chat
+    effects apply once). The trace only records, and keeps a gap after it is filled."""
+    replaying = replace(
+        run(last_seq=6, status="connecting", has_gap=True, gaps=run_gaps),
+        phase=Replaying(last_seq=3),
+        trace=RunTrace("r1", gaps=trace_gaps),
+    )
+    _, is_news = receive(replaying, event("text", 4, text="d"))
+    assert is_news is news
+
+
+def test_a_live_gap_is_kept_by_the_run_until_a_replay_fills_it() -> None:
+    seeded = the_run(reduce(state_with(run()), event("text", 1, text="a")))
+    gapped = the_run(reduce(state_with(seeded), event("text", 4, text="d")))
+    assert (gapped.gaps, gapped.trace.gaps, gapped.has_gap) == ((Gap(2, 4),), (Gap(2, 4),), True)
 
 
 def test_skipped_frame_with_readable_seq_counts_as_seen() -> None:
