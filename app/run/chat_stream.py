@@ -43,6 +43,7 @@ from app.state.state import (
     ChatState,
     Editing,
     MessageState,
+    NotEditing,
     RunState,
     State,
     context_of,
@@ -262,7 +263,7 @@ class ChatStream:
         chat = self.get_state().chats.get(chat_id)
         words = " ".join(title.split())
         if chat is None or not words or words == chat.title:
-            self._store.dispatch(EditingChanged(Editing()))
+            self._store.dispatch(EditingChanged(NotEditing()))
             return None
         self._store.dispatch(ChatRenamed(chat_id, words))
         if chat_id not in self.get_state().chat_order:

@@ -53,11 +53,11 @@ from app.state.state import (
     SETTLED,
     TOP,
     ChatState,
-    Editing,
     FallbackNotice,
     GapHeld,
     Live,
     MessageState,
+    NotEditing,
     RunState,
     Search,
     State,
@@ -126,7 +126,7 @@ def _select(state: State, chat_id: str | None) -> State:
     chats = state.chats
     if chat_id is not None and chat_id not in chats:
         chats = {**chats, chat_id: ChatState(chat_id)}
-    return replace(state, active_chat_id=chat_id, chats=chats, editing=Editing())
+    return replace(state, active_chat_id=chat_id, chats=chats, editing=NotEditing())
 
 
 def _listed(state: State, action: ChatsListed) -> State:
@@ -158,14 +158,14 @@ def _with_listings(
 def _created(state: State, action: ChatCreated) -> State:
     chat = state.chats.get(action.chat_id) or ChatState(action.chat_id, action.title, loaded=True)
     chats = {**state.chats, action.chat_id: chat}
-    return replace(state, chats=chats, active_chat_id=action.chat_id, editing=Editing())
+    return replace(state, chats=chats, active_chat_id=action.chat_id, editing=NotEditing())
 
 
 def _renamed(state: State, action: ChatRenamed) -> State:
     chat = state.chats.get(action.chat_id)
     if chat is None or chat.title == action.title:
-        return _replace(state, editing=Editing())
-    return replace(_put_chat(state, replace(chat, title=action.title)), editing=Editing())
+        return _replace(state, editing=NotEditing())
+    return replace(_put_chat(state, replace(chat, title=action.title)), editing=NotEditing())
 
 
 def _deleted(state: State, chat_id: str) -> State:
@@ -183,7 +183,7 @@ def _deleted(state: State, chat_id: str) -> State:
         chat_order=order,
         active_chat_id=active,
         search=search,
-        editing=Editing(),
+        editing=NotEditing(),
     )
 
 
@@ -260,7 +260,7 @@ def _start(state: State, action: RunStarted) -> State:
         branches=branches,
         model_id=action.model_id or chat.model_id,
     )
-    return replace(_put_chat(state, chat), composer_draft="", last_error=None, editing=Editing())
+    return replace(_put_chat(state, chat), composer_draft="", last_error=None, editing=NotEditing())
 
 
 def _new_turn(action: RunStarted) -> tuple[MessageState, ...]:

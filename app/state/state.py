@@ -341,12 +341,29 @@ class Search:
 
 
 @dataclass(frozen=True, slots=True)
-class Editing:
-    """What is being edited in place: the active chat's title, or a sent prompt."""
+class NotEditing:
+    """Nothing is being edited in place."""
 
-    title: bool = False
-    confirm_delete: bool = False  # the chat's delete asks "Delete this chat?"
-    message_id: str | None = None  # a user message being edited (sent as a new branch)
+
+@dataclass(frozen=True, slots=True)
+class EditingTitle:
+    """The active chat's title is a field."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmingDelete:
+    """The active chat's delete asks "Delete this chat?"."""
+
+
+@dataclass(frozen=True, slots=True)
+class EditingPrompt:
+    """A sent prompt is being edited (sent as a new branch)."""
+
+    message_id: str
+
+
+Editing = NotEditing | EditingTitle | ConfirmingDelete | EditingPrompt
+"""What is being edited in place: one of, so no meaningless mix can exist."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -360,7 +377,7 @@ class State:
     last_error: ErrorInfo | None = None
     fallback_notice: FallbackNotice | None = None
     search: Search | None = None
-    editing: Editing = Editing()
+    editing: Editing = NotEditing()
 
     @property
     def active_chat(self) -> ChatState | None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from app.run.chat_stream import ChatStream, SendOptions
-from app.state.state import Editing
+from app.state.state import ConfirmingDelete, EditingPrompt, EditingTitle, NotEditing
 from app.wire.errors import ChatError
 
 KeyIntent = Literal["send", "stop", "newline", "none"]
@@ -91,9 +91,9 @@ class Controller:
 
     def cancel_editing(self) -> bool:
         """Escape: end an in-place edit; ``True`` if one was going on."""
-        if self._stream.get_state().editing == Editing():
+        if self._stream.get_state().editing == NotEditing():
             return False
-        self._stream.set_editing(Editing())
+        self._stream.set_editing(NotEditing())
         return True
 
     def click(self, action: str, message_id: str | None = None) -> None:
@@ -106,15 +106,15 @@ class Controller:
             case "new-chat":
                 self._stream.new_chat()
             case "rename-chat":
-                self._stream.set_editing(Editing(title=True))
+                self._stream.set_editing(EditingTitle())
             case "delete-chat":
-                self._stream.set_editing(Editing(confirm_delete=True))
+                self._stream.set_editing(ConfirmingDelete())
             case "confirm-delete":
                 chat_id = self._stream.get_state().active_chat_id
                 if chat_id is not None:
                     self._stream.delete_chat(chat_id)
             case "cancel-title" | "cancel-delete" | "cancel-edit":
-                self._stream.set_editing(Editing())
+                self._stream.set_editing(NotEditing())
             case "dismiss-error":
                 self._stream.dismiss_error()
             case "dismiss-toast":
@@ -135,7 +135,7 @@ class Controller:
             case "branch-prev" | "branch-next":
                 self._show_branch(message_id, -1 if action == "branch-prev" else 1)
             case "edit":
-                self._stream.set_editing(Editing(message_id=message_id))
+                self._stream.set_editing(EditingPrompt(message_id))
             case "copy":
                 self._copy(message_id)
             case _:

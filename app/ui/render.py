@@ -16,7 +16,9 @@ from html import escape
 from typing import Any, Final
 
 from app.state.state import (
+    ConfirmingDelete,
     ContextInfo,
+    EditingTitle,
     ErrorInfo,
     MessageState,
     RunState,
@@ -226,7 +228,7 @@ def chat_head_html(state: State) -> str:
     title = (chat.title if chat else "") or "New chat"
     if chat is None or chat.chat_id not in state.chat_order:
         return f'<h1 class="chat-title">{escape(title)}</h1>'
-    if state.editing.title:
+    if isinstance(state.editing, EditingTitle):
         return (
             '<form class="rename-form" name="rename-chat">'
             '<input name="chat-title" maxlength="200" aria-label="Chat title"'
@@ -234,7 +236,7 @@ def chat_head_html(state: State) -> str:
             '<button type="submit" data-action="save-title">Save</button>'
             '<button type="button" data-action="cancel-title">Cancel</button></form>'
         )
-    if state.editing.confirm_delete:
+    if isinstance(state.editing, ConfirmingDelete):
         return (
             f'<p class="confirm" role="alert">Delete “{escape(title)}” and all its messages?</p>'
             '<button type="button" class="danger" data-action="confirm-delete">Delete</button>'

@@ -13,7 +13,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-from app.state.state import ChatState, MessageState, RunState, State, settled_runs
+from app.state.state import (
+    ChatState,
+    EditingPrompt,
+    MessageState,
+    RunState,
+    State,
+    settled_runs,
+)
 from app.ui.markdown import close_open_markup, render_markdown, split_blocks, with_cursor
 from app.ui.render import (
     AttachmentSrc,
@@ -266,7 +273,7 @@ class View:
                 item = PromptView(
                     message,
                     chat.branch_of(message),
-                    state.editing.message_id == message.id,
+                    state.editing == EditingPrompt(message.id),
                     not chat.is_generating,
                 )
             if seen is not None and seen.is_for(item, run):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.state.state import Editing
+from app.state.state import EditingTitle, NotEditing
 from app.wire.errors import HttpStatusError, TransportError
 from tests.unit.fakes import (
     FakeTransport,
@@ -30,10 +30,10 @@ async def test_rename_shows_at_once_and_asks_the_server() -> None:
     chat = make_stream(fake)
     await open_chat(fake, chat)
     await finish(chat.refresh_chats())
-    chat.set_editing(Editing(title=True))
+    chat.set_editing(EditingTitle())
     task = chat.rename_chat("c1", "  Trip   to Rio ")
     assert chat.get_state().chats["c1"].title == "Trip to Rio"
-    assert chat.get_state().editing == Editing()
+    assert chat.get_state().editing == NotEditing()
     await finish(task)
     assert fake.renamed == [("c1", "Trip to Rio")]
 

@@ -8,7 +8,18 @@ from typing import Any, cast
 import pytest
 
 from app.run.chat_stream import ChatStream, SendOptions
-from app.state.state import ChatState, Editing, MessageState, RunState, RunStatus, State
+from app.state.state import (
+    ChatState,
+    ConfirmingDelete,
+    Editing,
+    EditingPrompt,
+    EditingTitle,
+    MessageState,
+    NotEditing,
+    RunState,
+    RunStatus,
+    State,
+)
 from app.ui.controller import Composer, Controller, KeyIntent, Shortcut, key_intent, shortcut_for
 from app.wire.api import AttachmentInfo
 from app.wire.parts import TextPart
@@ -312,11 +323,11 @@ def test_copy_only_copies_a_completed_answer(state: State, message_id: str) -> N
 @pytest.mark.parametrize(
     ("action", "editing"),
     [
-        pytest.param("rename-chat", Editing(title=True), id="rename-opens-the-title-field"),
-        pytest.param("delete-chat", Editing(confirm_delete=True), id="delete-asks-first"),
-        pytest.param("cancel-title", Editing(), id="cancel-rename"),
-        pytest.param("cancel-delete", Editing(), id="keep-the-chat"),
-        pytest.param("cancel-edit", Editing(), id="cancel-an-edit"),
+        pytest.param("rename-chat", EditingTitle(), id="rename-opens-the-title-field"),
+        pytest.param("delete-chat", ConfirmingDelete(), id="delete-asks-first"),
+        pytest.param("cancel-title", NotEditing(), id="cancel-rename"),
+        pytest.param("cancel-delete", NotEditing(), id="keep-the-chat"),
+        pytest.param("cancel-edit", NotEditing(), id="cancel-an-edit"),
     ],
 )
 def test_in_place_edits_open_and_close(action: str, editing: Editing) -> None:
@@ -332,7 +343,7 @@ def test_edit_opens_the_prompt_it_was_clicked_on() -> None:
 
     h.controller.click("edit", "u1")
 
-    assert h.stream.calls == [("set_editing", (Editing(message_id="u1"),), {})]
+    assert h.stream.calls == [("set_editing", (EditingPrompt("u1"),), {})]
 
 
 def test_confirm_delete_deletes_the_active_chat_only_when_there_is_one() -> None:
@@ -399,9 +410,9 @@ def test_escape_ends_an_edit_only_when_one_is_open() -> None:
     assert closed.controller.cancel_editing() is False
     assert closed.stream.calls == []
 
-    editing = harness(replace(answer_state(), editing=Editing(title=True)))
+    editing = harness(replace(answer_state(), editing=EditingTitle()))
     assert editing.controller.cancel_editing() is True
-    assert editing.stream.calls == [("set_editing", (Editing(),), {})]
+    assert editing.stream.calls == [("set_editing", (NotEditing(),), {})]
 
 
 @pytest.mark.parametrize(

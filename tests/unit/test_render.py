@@ -15,8 +15,9 @@ import pytest
 
 from app.state.state import (
     ChatState,
+    ConfirmingDelete,
     ContextInfo,
-    Editing,
+    EditingTitle,
     ErrorInfo,
     FallbackNotice,
     MessageState,
@@ -734,13 +735,13 @@ def test_a_chat_not_on_the_server_yet_cannot_be_renamed_or_deleted() -> None:
 
 
 def test_renaming_shows_the_title_in_a_field() -> None:
-    root = parse_html(chat_head_html(replace(SAVED, editing=Editing(title=True))))
+    root = parse_html(chat_head_html(replace(SAVED, editing=EditingTitle())))
     assert root.one("name", "chat-title", tag="input").get("value") == "Trip plans"
     assert root.find_all(tag="h1") == []
 
 
 def test_deleting_asks_first() -> None:
-    root = parse_html(chat_head_html(replace(SAVED, editing=Editing(confirm_delete=True))))
+    root = parse_html(chat_head_html(replace(SAVED, editing=ConfirmingDelete())))
     assert "Trip plans" in root.one("class", "confirm").text
     assert root.one("data-action", "confirm-delete").text == "Delete"
     assert root.one("data-action", "cancel-delete").text == "Keep"
@@ -893,7 +894,7 @@ ESCAPE_CASES = [
                 chats={"c1": ChatState("c1", HOSTILE)},
                 chat_order=("c1",),
                 active_chat_id="c1",
-                editing=Editing(title=True),
+                editing=EditingTitle(),
             )
         ),
         "chat-title-field",
