@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import js
 from pyodide.ffi import create_once_callable
@@ -29,6 +29,7 @@ from app.ui.controller import Composer, Controller, key_intent, shortcut_for
 from app.ui.render import ComposerFile, composer_files_html
 from app.wire.api import AttachmentInfo, ModelInfo, SessionInfo, UploadLimits, human_size
 from app.wire.errors import HttpStatusError, TransportError
+from app.wire.hooks import PageAction, is_page_action
 
 SEARCH_DELAY_MS = 250
 DRAFT_KEY = "riacho.draft."
@@ -53,9 +54,22 @@ def _pressed(selector: str) -> bool:
     return str(query(selector).getAttribute("aria-pressed")) == "true"
 
 
-SWITCHERS = frozenset({"attempt-prev", "attempt-next", "branch-prev", "branch-next"})
 OPTIONS_KEY = "riacho.options"
 TOGGLES = ("thinking", "tools")
+PROMPT = "textarea[name=prompt]"
+TITLE_OR_PROMPT = "[data-action=rename-chat], textarea[name=prompt]"
+
+Handler = Callable[[JsValue, str | None], None]
+"""What a click does: given the element pressed and its message's id (if any)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Act:
+    """A ``[data-action]``'s row: what it does, and where focus goes after it (the first of
+    ``focus``'s selectors on the page, once the view shows the result)."""
+
+    run: Handler | None
+    focus: str | None = None
 
 
 def keep_options() -> None:
@@ -456,7 +470,7 @@ class Page:
         js_event.preventDefault()
         match shortcut:
             case "new-chat":
-                self._new_chat()
+                self._act("new-chat", None)
             case "focus-composer":
                 query("textarea[name=prompt]").focus()
             case "copy-last":
@@ -485,7 +499,7 @@ class Page:
             self._close_drawer()
             return
         if key_intent("Escape", shift=False) == "stop":
-            self._stop()
+            self._act("stop", None)
 
     def _on_edit_key(self, js_event: JsValue) -> None:
         """Enter sends an edited prompt, Shift+Enter adds a line; Escape is the document's."""
@@ -514,45 +528,74 @@ class Page:
             self._close_drawer()
             return
         action = str(js_target.getAttribute("data-action") or "")
-        message_id = text_or_none(js_target.getAttribute("data-message-id"))
-        if action in SWITCHERS:
-            self._switch(js_target, action, message_id)
-            return
-        handler = self._page_actions().get(action)
-        if handler is not None:
-            handler(js_target)
-            return
-        if action in ("thinking", "tools", "send", "save-edit", "save-title", "close-shortcuts"):
-            return  # NOTE: toggles have their own listener; submit buttons submit their form.
-        self._controller.click(action, message_id)
-        if action in ("rename-chat", "edit"):
-            request_frame(
-                lambda: _focus_field("input[name=chat-title], textarea[name=edit-prompt]")
-            )
-        elif action in ("cancel-title", "cancel-delete"):
-            request_frame(lambda: _focus_field("[data-action=rename-chat], textarea[name=prompt]"))
-        elif action == "delete-chat":
-            request_frame(lambda: _focus_field("[data-action=cancel-delete]"))
+        if is_page_action(action):
+            self._act(action, js_target, text_or_none(js_target.getAttribute("data-message-id")))
 
-    def _page_actions(self) -> dict[str, Callable[[JsValue], None]]:
+    def _act(self, action: PageAction, js_target: JsValue, message_id: str | None = None) -> None:
+        """Do ``action`` (a click, or the key that stands for it), then move the keyboard to
+        where the table says, once the view shows the action's result."""
+        act = self._actions()[action]
+        if act.run is not None:
+            act.run(js_target, message_id)
+        focus = act.focus
+        if focus is not None:
+            request_frame(lambda: _focus_field(focus))
+
+    def _actions(self) -> dict[PageAction, Act]:
+        """Every ``[data-action]``: what it does, and where focus goes after it."""
+        tell = self._tell_controller
         return {
-            "sign-out": lambda _t: spawn(self._sign_out()),
-            "stop": lambda _t: self._stop(),
-            "new-chat": lambda _t: self._new_chat(),
-            "copy-code": self._copy_code,
-            "copy": self._copy_answer,
-            "retry": lambda _t: self._retry(),
-            "suggest": self._suggest,
-            "jump-to-latest": self._jump_to_latest,
-            "remove-attachment": self._remove_file,
-            "open-drawer": lambda _t: self._open_drawer(),
-            "close-drawer": lambda _t: self._close_drawer(),
-            "composer-options": self._toggle_options,
-            "shortcuts": lambda _t: query("#shortcuts").showModal(),
-            "confirm-delete": self._confirm_delete,
+            # NOTE: toggles have their own listener, submit buttons submit their form, the
+            # dialog's form closes it, and boot.js moves focus for the skip link from the start
+            "thinking": Act(None),
+            "tools": Act(None),
+            "send": Act(None),
+            "save-edit": Act(None),
+            "save-title": Act(None),
+            "close-shortcuts": Act(None),
+            "skip-to-composer": Act(None),
+            # the controller's, on the chat
+            "stop": Act(tell("stop"), PROMPT),  # NOTE: focus never falls to <body> after Stop
+            "compact": Act(tell("compact")),
+            "dismiss-error": Act(tell("dismiss-error")),
+            "dismiss-toast": Act(tell("dismiss-toast")),
+            "rename-chat": Act(tell("rename-chat"), "input[name=chat-title]"),
+            "cancel-title": Act(tell("cancel-title"), TITLE_OR_PROMPT),
+            "delete-chat": Act(tell("delete-chat"), "[data-action=cancel-delete]"),
+            "cancel-delete": Act(tell("cancel-delete"), TITLE_OR_PROMPT),
+            "confirm-delete": Act(tell("confirm-delete"), PROMPT),
+            # the controller's, on one message
+            "edit": Act(tell("edit"), "textarea[name=edit-prompt]"),
+            "cancel-edit": Act(tell("cancel-edit"), PROMPT),
+            "resume": Act(tell("resume")),
+            "regenerate": Act(tell("regenerate")),
+            "copy": Act(lambda target, _m: self._copy_answer(target)),
+            # NOTE: the switchers keep focus themselves (on the switcher of the message shown)
+            "attempt-prev": Act(self._switcher("attempt-prev")),
+            "attempt-next": Act(self._switcher("attempt-next")),
+            "branch-prev": Act(self._switcher("branch-prev")),
+            "branch-next": Act(self._switcher("branch-next")),
+            # the page's own
+            "new-chat": Act(lambda _t, _m: self._new_chat(), PROMPT),
+            "sign-out": Act(lambda _t, _m: spawn(self._sign_out())),
+            "copy-code": Act(lambda target, _m: self._copy_code(target)),
+            "retry": Act(lambda _t, _m: self._retry()),
+            "suggest": Act(lambda target, _m: self._suggest(target)),
+            "jump-to-latest": Act(lambda _t, _m: self._dom.follow(), PROMPT),
+            "remove-attachment": Act(lambda target, _m: self._remove_file(target), PROMPT),
+            "open-drawer": Act(lambda _t, _m: self._open_drawer()),
+            "close-drawer": Act(lambda _t, _m: self._close_drawer()),
+            "composer-options": Act(lambda target, _m: self._toggle_options(target)),
+            "shortcuts": Act(lambda _t, _m: query("#shortcuts").showModal()),
         }
 
-    def _switch(self, js_target: JsValue, action: str, message_id: str | None) -> None:
+    def _tell_controller(self, action: PageAction) -> Handler:
+        return lambda _js_target, message_id: self._controller.click(action, message_id)
+
+    def _switcher(self, action: PageAction) -> Handler:
+        return lambda js_target, message_id: self._switch(js_target, action, message_id)
+
+    def _switch(self, js_target: JsValue, action: PageAction, message_id: str | None) -> None:
         """Previous or next attempt or branch; the keyboard stays on the switcher of the message now
         shown there (a branch shows another user message at the same place)."""
         kind = "attempt" if action.startswith("attempt") else "branch"
@@ -573,26 +616,13 @@ class Page:
                     if present(js_button) and not bool(js_button.disabled):
                         js_button.focus()
                         return
-            query("textarea[name=prompt]").focus()
+            query(PROMPT).focus()
 
         request_frame(refocus)
-
-    def _jump_to_latest(self, _js_target: JsValue) -> None:
-        self._dom.follow()
-        query("textarea[name=prompt]").focus()  # NOTE: the button goes; focus never falls away
-
-    def _stop(self) -> None:
-        self._controller.click("stop")
-        query("textarea[name=prompt]").focus()  # NOTE: focus never falls to <body> after Stop
 
     def _new_chat(self) -> None:
         self._controller.click("new-chat")
         self._close_drawer()
-        query("textarea[name=prompt]").focus()
-
-    def _confirm_delete(self, _js_target: JsValue) -> None:
-        self._controller.click("confirm-delete")
-        query("textarea[name=prompt]").focus()
 
     def _suggest(self, js_target: JsValue) -> None:
         prompt = str(js_target.getAttribute("data-prompt") or "")
@@ -720,7 +750,6 @@ class Page:
     def _remove_file(self, js_target: JsValue) -> None:
         key = str(js_target.getAttribute("data-file-key") or "")
         self._files.remove(key)
-        query("textarea[name=prompt]").focus()
 
     def _show_files(self) -> None:
         query("#attachment-list").innerHTML = composer_files_html(tuple(self._files.items))

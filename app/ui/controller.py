@@ -9,6 +9,7 @@ from typing import Literal
 from app.run.chat_stream import ChatStream, SendOptions
 from app.state.state import ConfirmingDelete, EditingPrompt, EditingTitle, NotEditing
 from app.wire.errors import ChatError
+from app.wire.hooks import PageAction
 
 KeyIntent = Literal["send", "stop", "newline", "none"]
 Shortcut = Literal["new-chat", "focus-composer", "copy-last", "show-shortcuts"]
@@ -96,7 +97,7 @@ class Controller:
         self._stream.set_editing(NotEditing())
         return True
 
-    def click(self, action: str, message_id: str | None = None) -> None:
+    def click(self, action: PageAction, message_id: str | None = None) -> None:
         """A ``[data-action]`` button was pressed (on the message ``message_id``, if any)."""
         if message_id is not None and self._on_message(action, message_id):
             return
@@ -124,7 +125,7 @@ class Controller:
                 if chat_id is not None:
                     self._stream.compact(chat_id)
 
-    def _on_message(self, action: str, message_id: str) -> bool:
+    def _on_message(self, action: PageAction, message_id: str) -> bool:
         match action:
             case "resume":
                 self._stream.resume(message_id)

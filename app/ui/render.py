@@ -27,6 +27,7 @@ from app.state.state import (
 from app.state.trace import format_trace
 from app.ui.markdown import is_safe_image
 from app.wire.api import AttachmentInfo, human_size
+from app.wire.hooks import PageAction
 from app.wire.parts import (
     ContinuationPart,
     ImagePart,
@@ -57,7 +58,9 @@ def icon(name: str) -> str:
     return f'<svg class="icon" aria-hidden="true" viewBox="0 0 24 24">{ICONS[name]}</svg>'
 
 
-def icon_button(action: str, label: str, name: str, extra: str = "", *, text: str = "") -> str:
+def icon_button(
+    action: PageAction, label: str, name: str, extra: str = "", *, text: str = ""
+) -> str:
     """A button with an icon, an accessible name and a tooltip (and visible ``text`` if any)."""
     words = f"<span>{escape(text)}</span>" if text else ""
     return (
@@ -389,19 +392,26 @@ def _prompt_actions(view: PromptView) -> str:
     buttons = [icon_button("edit", "Edit message", "edit", key + disabled)]
     index, count = view.branch
     if count > 1:
-        buttons.append(_switcher("branch", "branch", key, index, count))
+        buttons.append(_switcher("branch", key, index, count))
     return f'<div class="message-actions prompt-actions">{"".join(buttons)}</div>'
 
 
-def _switcher(action: str, noun: str, key: str, index: int, count: int) -> str:
+SWITCHES: dict[str, tuple[PageAction, PageAction]] = {
+    "attempt": ("attempt-prev", "attempt-next"),
+    "branch": ("branch-prev", "branch-next"),
+}
+
+
+def _switcher(noun: str, key: str, index: int, count: int) -> str:
     """Previous, "n / m", next: the switcher of attempts and of branches."""
     prev_off = " disabled" if index == 0 else ""
     next_off = " disabled" if index >= count - 1 else ""
+    previous, following = SWITCHES[noun]
     return (
         '<span class="switcher">'
-        + icon_button(f"{action}-prev", f"Previous {noun}", "prev", key + prev_off)
+        + icon_button(previous, f"Previous {noun}", "prev", key + prev_off)
         + f'<span class="switcher-label">{index + 1} / {count}</span>'
-        + icon_button(f"{action}-next", f"Next {noun}", "next", key + next_off)
+        + icon_button(following, f"Next {noun}", "next", key + next_off)
         + "</span>"
     )
 
@@ -697,7 +707,7 @@ def actions_html(message: MessageState, run: RunState) -> str:
     if run.can_regenerate:
         buttons.append(icon_button("regenerate", "Regenerate answer", "regenerate", key))
     if len(message.run_ids) > 1:
-        buttons.append(_switcher("attempt", "attempt", key, message.shown, len(message.run_ids)))
+        buttons.append(_switcher("attempt", key, message.shown, len(message.run_ids)))
     return f'<div class="message-actions">{"".join(buttons)}</div>'
 
 

@@ -1,0 +1,58 @@
+"""The page's ``[data-action]`` names (SPEC §8): one vocabulary for the view that renders the
+buttons, the page that handles their clicks, the controller and the tests that press them.
+
+A name outside it is a button nothing handles; ``tests/unit/test_hooks.py`` checks that every
+``data-action`` written in the page, its view and the end-to-end tests is one of these, and that
+the page's table handles each one.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal, TypeGuard, get_args
+
+PageAction = Literal[
+    "attempt-next",
+    "attempt-prev",
+    "branch-next",
+    "branch-prev",
+    "cancel-delete",
+    "cancel-edit",
+    "cancel-title",
+    "close-drawer",
+    "close-shortcuts",
+    "compact",
+    "composer-options",
+    "confirm-delete",
+    "copy",
+    "copy-code",
+    "delete-chat",
+    "dismiss-error",
+    "dismiss-toast",
+    "edit",
+    "jump-to-latest",
+    "new-chat",
+    "open-drawer",
+    "regenerate",
+    "remove-attachment",
+    "rename-chat",
+    "resume",
+    "retry",
+    "save-edit",
+    "save-title",
+    "send",
+    "shortcuts",
+    "sign-out",
+    "skip-to-composer",
+    "stop",
+    "suggest",
+    "thinking",
+    "tools",
+]
+"""Every ``data-action`` of the page."""
+
+PAGE_ACTIONS: Final[frozenset[str]] = frozenset(get_args(PageAction))
+
+
+def is_page_action(name: str) -> TypeGuard[PageAction]:
+    """``name`` (an attribute read from the DOM) is a page action."""
+    return name in PAGE_ACTIONS
