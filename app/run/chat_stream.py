@@ -13,7 +13,7 @@ import asyncio
 import uuid
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any
 
 from app.run.cancel import settle_cancel
 from app.run.chats import ChatLoader, ViewMemory
@@ -51,7 +51,7 @@ from app.state.state import (
 )
 from app.state.store import Listener, Store, print_error
 from app.state.trace import Clock, RunTrace, monotonic_ms
-from app.wire.api import AttachmentInfo, ModelInfo, RespondStreamBody
+from app.wire.api import AttachmentInfo, ModelInfo, ReasoningEffort, RespondStreamBody
 from app.wire.errors import ChatError
 
 Task = asyncio.Task[Any]
@@ -68,7 +68,7 @@ class SendOptions:
     one place they are named between the composer and the request body."""
 
     thinking_enabled: bool = False
-    reasoning_effort: Literal["low", "medium", "high"] | None = None
+    reasoning_effort: ReasoningEffort | None = None
     tool_intent: bool = False
     model_id: str | None = None
     attachments: tuple[AttachmentInfo, ...] = ()

@@ -40,6 +40,7 @@ from app.state.actions import (
     PreStreamFailed,
     ReplayStarted,
     ResumeFailed,
+    ResumeFailure,
     ResumeStarted,
     RunFoundEnded,
     StreamEnded,
@@ -144,7 +145,7 @@ async def read_resumed(env: RunEnv, run_id: str, window: Window) -> None:
         return
     except ChatError as error:
         expired = isinstance(error, HttpStatusError) and error.status == 410
-        reason: Literal["expired", "resume_failed"] = "expired" if expired else "resume_failed"
+        reason: ResumeFailure = "expired" if expired else "resume_failed"
         env.dispatch(ResumeFailed(run_id, env.clock(), reason, error_info(error)))
         return
     await read_stream(env, run_id, chunks, window, opened)

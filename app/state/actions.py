@@ -263,13 +263,17 @@ class ReplayStarted:
     at: float
 
 
+ResumeFailure = Literal["expired", "resume_failed"]
+"""Why a resume request failed: ``expired`` (410: the event log is gone), or not."""
+
+
 @dataclass(frozen=True, slots=True)
 class ResumeFailed:
     """The resume request failed (``expired``: 410, only Regenerate remains)."""
 
     run_id: str
     at: float
-    reason: Literal["expired", "resume_failed"]
+    reason: ResumeFailure
     error: ErrorInfo
 
 

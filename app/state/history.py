@@ -38,6 +38,7 @@ from app.state.state import (
 )
 from app.state.trace import RunTrace
 from app.wire.api import ChatDetail, MessageOut
+from app.wire.codes import RunEndCause, is_run_end_cause
 from app.wire.errors import TIMEOUT_CODES, TimeoutKind
 from app.wire.parts import TextPart, parts_from_json
 from app.wire.text import Text
@@ -125,11 +126,18 @@ def _prompt(out: MessageOut, after_run: str | None) -> MessageState:
     )
 
 
-_SERVER_REASONS: dict[str, EndReason] = {
+END_CAUSES: dict[RunEndCause, EndReason | None] = {
     "server_restarted": "server_restarted",
     "server_shutdown": "server_shutdown",
     "orphaned": "orphaned",
+    # NOTE: the status says it: cancelled by Stop or by itself, interrupted with no terminal
+    # event (``eof``), or by a lost process (a resume reads the error it logged)
+    "user_cancelled": None,
+    "cancelled": None,
+    "stream_ended": None,
+    "worker_lost": None,
 }
+"""What each end cause the server keeps means on the page (``None``: the status's own)."""
 
 
 _PAGE_TIMEOUTS: dict[str, TimeoutKind] = {code: kind for kind, code in TIMEOUT_CODES.items()}
@@ -138,8 +146,9 @@ _PAGE_TIMEOUTS: dict[str, TimeoutKind] = {code: kind for kind, code in TIMEOUT_C
 def run_from_message(chat_id: str, out: MessageOut) -> RunState:
     """One persisted assistant message as a settled run (parts from history)."""
     status, reason = _STATUS.get(out.status or "completed", ("completed", None))
-    if status != "completed" and out.reason in _SERVER_REASONS:
-        reason = _SERVER_REASONS[out.reason]
+    cause = END_CAUSES[out.reason] if is_run_end_cause(out.reason) else None
+    if status != "completed" and cause is not None:
+        reason = cause
     error, timeout = None, _PAGE_TIMEOUTS.get(out.reason or "")
     if status == "cancelled" and timeout is not None:
         # NOTE: the page gave up waiting and cancelled it, saying so: shown as it was then

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from app.state.trace import Gap, RunTrace
-from app.wire.api import AttachmentInfo, ContextUsage
+from app.wire.api import AttachmentInfo, ContextUsage, Role
 from app.wire.parts import Parts, answer_text
 from app.wire.protocol import ContextInfoEvent, Severity, StopReason
 
@@ -83,7 +83,6 @@ EndReason = Literal[
     "server_shutdown",  # interrupted (history): the server stopped under it
     "orphaned",  # cancelled (history): the server stopped it, nobody was reading it
 ]
-Role = Literal["user", "assistant"]
 
 
 @dataclass(frozen=True, slots=True)

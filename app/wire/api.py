@@ -21,6 +21,11 @@ from app.wire.errors import HttpStatusError
 from app.wire.protocol import CAMEL_CONFIG, NonEmptyStr, Severity, StopReason
 
 ServerRunStatus = Literal["running", "completed", "cancelled", "failed", "interrupted"]
+ReasoningEffort = Literal["low", "medium", "high"]
+Role = Literal["user", "assistant"]
+AuthMode = Literal["anonymous", "password", "proxy"]
+"""How users are known: ``anonymous`` (one per browser), ``password`` (accounts), ``proxy``
+(a trusted header)."""
 """A run's status as the server persists it (the page's own run states are
 :data:`app.state.state.RunStatus`)."""
 SERVER_SETTLED: Final[frozenset[ServerRunStatus]] = frozenset(
@@ -38,7 +43,7 @@ class RespondStreamBody(BaseModel):
     chat_id: NonEmptyStr
     prompt: str
     thinking_enabled: bool = False
-    reasoning_effort: Literal["low", "medium", "high"] | None = None
+    reasoning_effort: ReasoningEffort | None = None
     tool_intent: bool = False
     model_id: str | None = None
     attachment_ids: list[str] = Field(default_factory=list)
@@ -85,8 +90,8 @@ class RunInfo(_Payload):
     ``completed``: ended with ``done`` (stop or length); ``cancelled``: stopped by a cancel;
     ``failed``: ended with an error; ``interrupted``: ended without a terminal event.
     ``expired`` is true when its event log was dropped (resume then answers 410). ``reason`` says
-    why it ended: ``user_cancelled``, ``orphaned`` (nobody read it), ``server_shutdown``,
-    ``server_restarted``, ``stream_ended`` (no terminal event), or a failure's error code.
+    why it ended: one of ``app.wire.codes.RunEndCause`` (``user_cancelled``, ``orphaned``,
+    ``server_shutdown``…), or a failure's error code.
     """
 
     run_id: str
@@ -137,7 +142,7 @@ class MessageOut(_Payload):
     """
 
     id: str
-    role: Literal["user", "assistant"]
+    role: Role
     text: str = ""
     parts: list[dict[str, Any]] = Field(default_factory=list)
     status: ServerRunStatus | None = None
@@ -207,7 +212,7 @@ class SessionInfo(_Payload):
 
     user_id: str
     name: str
-    auth: Literal["anonymous", "password", "proxy"] = "anonymous"
+    auth: AuthMode = "anonymous"
     limits: UploadLimits | None = None
 
 

@@ -9,13 +9,14 @@ the page has no words for one of them (``app.ui.render.ERROR_TEXT``).
     ApiErrorCode        answered before a stream starts (SPEC §4), with an HTTP status
     EndErrorCode        the ``code`` of a terminal ``error`` event
     ClientErrorCode     made by the page itself (the network, a timeout, the wire contract)
+    RunEndCause         why a run ended, when no error code says it (kept with the run)
 
 A production backend may send codes of its own: the page shows the server's message for those.
 """
 
 from __future__ import annotations
 
-from typing import Final, Literal, get_args
+from typing import Final, Literal, TypeGuard, get_args
 
 ApiErrorCode = Literal[
     "attachment_empty",
@@ -89,6 +90,28 @@ ClientErrorCode = (
 
 ErrorCode = ApiErrorCode | EndErrorCode | ClientErrorCode
 
+RunEndCause = Literal[
+    "cancelled",
+    "orphaned",
+    "server_restarted",
+    "server_shutdown",
+    "stream_ended",
+    "user_cancelled",
+    "worker_lost",
+]
+"""Why a run ended, as the reference server keeps it (``RunInfo.reason``, a message's ``reason``)
+when no error code says it: ``user_cancelled`` (Stop), ``orphaned`` (nobody read it),
+``cancelled`` (the generator ended itself with ``done(cancelled)``), ``stream_ended`` (it
+stopped without a terminal event), ``server_shutdown`` / ``server_restarted`` (the server
+stopped under it), ``worker_lost`` (the process writing it is gone). A failed run's reason is its
+error code; a run the page cancelled for a timeout keeps the page's ``ClientTimeoutCode``."""
+
+RUN_END_CAUSES: Final[frozenset[str]] = frozenset(get_args(RunEndCause))
+
+RunReason = RunEndCause | ErrorCode
+"""A reason the reference server decides for a run's end (a failure's code relayed from its
+``error`` event is the event's own: a production backend may use codes of its own)."""
+
 
 def _words(kind: object) -> frozenset[str]:
     """The strings of a ``Literal``, or of a union of them."""
@@ -99,3 +122,8 @@ def _words(kind: object) -> frozenset[str]:
 
 ERROR_CODES: Final[frozenset[str]] = _words(ErrorCode)
 """Every code of the vocabulary."""
+
+
+def is_run_end_cause(reason: str | None) -> TypeGuard[RunEndCause]:
+    """``reason`` (a run's, read back) is one of the server's end causes."""
+    return reason in RUN_END_CAUSES

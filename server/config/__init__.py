@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
+from app.wire.api import AuthMode
 from server.config.providers import ProviderSettings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -61,7 +61,7 @@ class Config:
     limits: Limits = field(default_factory=Limits)
     providers: tuple[ProviderSettings, ...] = ()
     max_model_calls: int = DEFAULT_MAX_MODEL_CALLS
-    auth: Literal["anonymous", "password", "proxy"] = "anonymous"
+    auth: AuthMode = "anonymous"
     trusted_user_header: str | None = None
     allowed_origins: tuple[str, ...] = ()
     shutdown_grace_s: float = 10.0

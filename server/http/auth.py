@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import re
 import secrets
-from typing import Literal
 
 from aiohttp import web
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from app.wire.api import SessionInfo, UploadLimits
+from app.wire.api import AuthMode, SessionInfo, UploadLimits
 from server.config import Limits
 from server.contract.errors import ApiError, Handler
 from server.contract.jsonio import answer_payload, read_json_body
@@ -36,7 +35,6 @@ from server.store.users import (
     user_of_session,
 )
 
-AuthMode = Literal["anonymous", "password", "proxy"]
 COOKIE_NAME = "riacho_session"
 USER_KEY = web.RequestKey("riacho_user_id", str)
 NAME_PATTERN = r"[A-Za-z0-9_.-]{1,64}"

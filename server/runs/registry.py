@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.wire.api import ServerRunStatus
-from app.wire.codes import ClientTimeoutCode
+from app.wire.codes import ClientTimeoutCode, RunEndCause, RunReason
 from app.wire.parts import ThinkingPart
 from app.wire.protocol import (
     DoneEvent,
@@ -162,16 +162,16 @@ class RunRegistry:
         self,
         run: LiveRun,
         status: ServerRunStatus,
-        reason: str | None = None,
+        reason: RunReason | None = None,
         error: str | None = None,
     ) -> bool:
         """Persist the run's terminal status and why; ``False`` if another one came first."""
         if not run.running:
             return False
         await self._flush(run)
-        reason = reason or _default_reason(run, status)
+        kept = reason or _default_reason(run, status)
         error = error or run.failure_message  # NOTE: kept for the chat read (shown after reload)
-        won = await runlog.finish(self.db, run.key, run.meta.message_id, status, reason, error)
+        won = await runlog.finish(self.db, run.key, run.meta.message_id, status, kept, error)
         run.end(status)
         return won
 
@@ -332,7 +332,7 @@ class RunRegistry:
         else:
             if endings.cancelled is not None:
                 await self.emit(run, endings.cancelled)
-            cause = "orphaned" if run.stop_cause == "orphaned" else "user_cancelled"
+            cause: RunEndCause = "orphaned" if run.stop_cause == "orphaned" else "user_cancelled"
             await self.finish(run, "cancelled", run.cancel_reason or cause)
 
     async def _take_ending(self, run: LiveRun) -> None:

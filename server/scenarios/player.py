@@ -11,7 +11,7 @@ import asyncio
 import dataclasses
 import time
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from aiohttp import web
 
@@ -21,6 +21,7 @@ from server.runs.live import LiveRun, terminal_status
 from server.runs.registry import RunRegistry
 from server.runs.stream import KEEPALIVE, encode_frame, open_sse
 from server.scenarios.steps import (
+    CloseMode,
     CloseStep,
     DetachStep,
     EventStep,
@@ -35,7 +36,6 @@ from server.scenarios.steps import (
 from server.store.db import Database, now
 from server.turns.start import Turn, create_rows
 
-CloseMode = Literal["clean", "reset"]
 YIELD_EVERY_S = 0.005
 
 

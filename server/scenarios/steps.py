@@ -25,6 +25,7 @@ from pydantic import (
 )
 
 _STEP = ConfigDict(extra="forbid", frozen=True)
+CloseMode = Literal["clean", "reset"]
 TAGS = ("status", "event", "raw", "raw_b64", "sleep_ms", "keepalive", "hold", "detach", "close")
 
 
@@ -108,7 +109,7 @@ class CloseStep(BaseModel):
     """End the response: normally, or by aborting the TCP connection."""
 
     model_config = _STEP
-    close: Literal["clean", "reset"]
+    close: CloseMode
 
 
 def _tag(step: object) -> str | None:

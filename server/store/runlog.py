@@ -10,6 +10,8 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from app.wire.api import ServerRunStatus
+from app.wire.codes import RunEndCause
 from app.wire.parts import Parts, answer_text, fold, parts_to_json
 from app.wire.protocol import (
     ErrorEvent,
@@ -138,7 +140,7 @@ async def finish(
     db: Database,
     run_id: str,
     message_id: str,
-    status: str,
+    status: ServerRunStatus,
     reason: str | None = None,
     error: str | None = None,
 ) -> bool:
@@ -149,7 +151,12 @@ async def finish(
 
 
 async def _finish(
-    db: Database, run_id: str, message_id: str, status: str, reason: str | None, error: str | None
+    db: Database,
+    run_id: str,
+    message_id: str,
+    status: ServerRunStatus,
+    reason: str | None,
+    error: str | None,
 ) -> bool:
     stamp = now()
     changed = await db.execute(
@@ -214,7 +221,7 @@ async def recover_after_restart(db: Database) -> list[str]:
 
 
 async def interrupt(
-    db: Database, run_id: str, ending: Callable[[str, int], ErrorEvent], reason: str
+    db: Database, run_id: str, ending: Callable[[str, int], ErrorEvent], reason: RunEndCause
 ) -> tuple[int, Frame] | None:
     """End a run whose process is gone: log ``ending`` after its last seq, keep its answer so
     far, persist ``interrupted``. The logged ending with its row id; ``None`` if it had ended.

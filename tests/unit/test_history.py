@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
-from app.state.history import chat_from_detail, detached_runs, run_from_message
+from app.state.history import END_CAUSES, chat_from_detail, detached_runs, run_from_message
 from app.state.state import ErrorInfo, Restored
 from app.wire.api import MessageOut
+from app.wire.codes import RUN_END_CAUSES
 from app.wire.parts import (
     ContinuationPart,
     ImagePart,
@@ -118,6 +119,31 @@ def test_a_run_the_user_stopped_stays_stopped() -> None:
         None,
         None,
     )
+
+
+def test_every_end_cause_the_server_keeps_has_a_meaning_on_the_page() -> None:
+    assert set(END_CAUSES) == RUN_END_CAUSES
+
+
+@pytest.mark.parametrize(
+    ("stored", "cause", "status", "reason"),
+    [
+        ("cancelled", "user_cancelled", "cancelled", None),
+        ("cancelled", "cancelled", "cancelled", None),
+        ("cancelled", "orphaned", "cancelled", "orphaned"),
+        ("interrupted", "stream_ended", "interrupted", "eof"),
+        ("interrupted", "worker_lost", "interrupted", "eof"),
+        ("interrupted", "server_restarted", "interrupted", "server_restarted"),
+        ("interrupted", "server_shutdown", "interrupted", "server_shutdown"),
+        ("completed", "orphaned", "completed", None),
+    ],
+)
+def test_an_end_cause_reads_back_as_the_page_says_it(
+    stored: str, cause: str, status: str, reason: str | None
+) -> None:
+    message = MessageOut(id="a", role="assistant", status=stored, reason=cause, run_id="r")
+    run = run_from_message("c1", message)
+    assert (run.status, run.reason) == (status, reason)
 
 
 def test_a_message_without_run_id_or_parts_still_shows_its_text() -> None:

@@ -250,33 +250,44 @@ def test_every_file_the_page_preloads_is_shipped_and_local() -> None:
     assert "pyodide.asm.wasm" not in " ".join(preloads)  # NOTE: see the comment in index.html
 
 
-def literal_aliases(source: str) -> dict[str, frozenset[str]]:
-    """``Name = Literal["a", "b"]`` declarations of a module: name → its words."""
+def literal_vocabularies(source: str) -> dict[int, frozenset[str]]:
+    """Each ``Literal["a", "b", …]`` of two words or more in a module, named alias or written
+    inline in an annotation: its line → its words."""
     found = {}
-    for node in ast.parse(source).body:
-        target = node.targets[0] if isinstance(node, ast.Assign) else None
-        value = node.value if isinstance(node, ast.Assign) else None
+    for node in ast.walk(ast.parse(source)):
         if (
-            isinstance(target, ast.Name)
-            and isinstance(value, ast.Subscript)
-            and isinstance(value.value, ast.Name)
-            and value.value.id == "Literal"
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "Literal"
         ):
-            items = value.slice.elts if isinstance(value.slice, ast.Tuple) else [value.slice]
-            words = [item.value for item in items if isinstance(item, ast.Constant)]
-            found[target.id] = frozenset(str(word) for word in words)
+            items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            words = frozenset(str(item.value) for item in items if isinstance(item, ast.Constant))
+            if len(words) > 1:
+                found[node.lineno] = words
     return found
 
 
-def test_literal_aliases_reads_declarations() -> None:
-    source = 'A = Literal["x", "y"]\nB = Literal["z"]\nC = int\n'
-    assert literal_aliases(source) == {"A": frozenset({"x", "y"}), "B": frozenset({"z"})}
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ('A = Literal["x", "y"]\nB = Literal["z"]\nC = int\n', {1: frozenset({"x", "y"})}),
+        (
+            'class K:\n    mode: Literal["a", "b"] | None = None\n',
+            {2: frozenset({"a", "b"})},
+        ),
+        ('def f(r: Literal["p", "q"] = "p") -> Mode: ...\n', {1: frozenset({"p", "q"})}),
+    ],
+)
+def test_literal_vocabularies_reads_aliases_and_annotations(
+    source: str, expected: dict[int, frozenset[str]]
+) -> None:
+    assert literal_vocabularies(source) == expected
 
 
 def test_each_vocabulary_is_declared_once_for_page_and_server() -> None:
     declared: dict[frozenset[str], list[str]] = {}
     for path in sorted([*APP.rglob("*.py"), *SERVER.rglob("*.py")]):
-        for name, words in literal_aliases(path.read_text(encoding="utf-8")).items():
-            declared.setdefault(words, []).append(f"{path.relative_to(ROOT)}:{name}")
+        for line, words in literal_vocabularies(path.read_text(encoding="utf-8")).items():
+            declared.setdefault(words, []).append(f"{path.relative_to(ROOT)}:{line}")
     twice = {sorted(words)[0]: places for words, places in declared.items() if len(places) > 1}
     assert twice == {}, "one declaration in app/wire, imported by the others"

@@ -27,11 +27,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from app.wire.api import ReasoningEffort
 from app.wire.codes import FailureCode
 from app.wire.protocol import StreamEvent
 
 CallStop = Literal["stop", "length", "tool_use"]
-Effort = Literal["low", "medium", "high"]
 
 
 class ProviderFailure(Exception):
@@ -159,7 +159,7 @@ class ModelCall:
     system: str | None = None
     tools: tuple[ToolSpec, ...] = ()
     thinking: bool = False
-    effort: Effort | None = None
+    effort: ReasoningEffort | None = None
     max_output_tokens: int = 8192
 
 
