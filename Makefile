@@ -42,6 +42,8 @@ run-cluster: setup
 # themselves: they run once.
 SERVER_AGAIN := $(PY) -m pytest tests/server --ignore=tests/server/test_workers.py
 test: setup $(VENV)/.dev lint
+	@echo "test: the boot's JavaScript modules under Node (static/boot/)"
+	node --test tests/js/
 	$(PY) -m pytest tests/unit tests/server
 	@echo "test: the server tests again on PostgreSQL (RIACHO_TEST_DB=postgresql)"
 	RIACHO_TEST_DB=postgresql $(SERVER_AGAIN)
@@ -54,6 +56,7 @@ test: setup $(VENV)/.dev lint
 	  RIACHO_E2E_CLUSTER=1 RIACHO_E2E_SNAPSHOT=1 $(PY) -m pytest tests/e2e
 
 test-unit: setup $(VENV)/.dev
+	node --test tests/js/
 	$(PY) -m pytest tests/unit tests/server
 
 # The server tests on a throwaway PostgreSQL (a new database per test) instead of SQLite.

@@ -31,52 +31,23 @@
 // happened: "restored"; "refused" (with `error`), then a normal boot; "booted" (normally), then
 // "making" and "stored", or "not made" (with `error`); "off" (with `error`: no Cache Storage
 // here); `history` lists every state in order.
+//
+// The boot is five modules: this one (the page's entry: which boot, the workers, falling back),
+// boot/snapshot.mjs (the stored heap: made, read, restored), boot/wheels.mjs (the packages: from
+// the lock, downloaded, unpacked, installed), boot/zip.mjs (the wheels' zip reader) and
+// boot/worker.mjs (the boot's worker: one job per message, named by its `kind`). The pure parts
+// are tested under Node (tests/js/).
+import { forget, restore, storedEntry } from "./boot/snapshot.mjs";
+import { INDEX_URL, RUNTIME_FILES, absolutePackages, installUnpacked } from "./boot/wheels.mjs";
 import * as pyodide from "./vendor/pyodide/pyodide.mjs";
 
 export const version = pyodide.version;
 
-const INDEX_URL = new URL("./vendor/pyodide/", import.meta.url).href;
-const CACHE_NAME = "riacho-boot";
-const ENTRY_URL = new URL("./boot-snapshot", import.meta.url).href; // a cache key, never fetched
-const APP_PACKAGE = "app";
-// The stored entry's headers. Its body: the snapshot, each shared library, then each installed
-// file of site-packages, then a JSON index of those files and of pyodide.loadedPackages.
-const HEADERS = {
-  version: "x-riacho-pyodide",
-  lock: "x-riacho-lock", // sha256 of pyodide-lock.json
-  wheels: "x-riacho-wheels", // JSON: {url: sha256} of each package given by URL (the app's)
-  heap: "x-riacho-snapshot-bytes",
-  libs: "x-riacho-libs", // JSON: [[path, length], …]
-  files: "x-riacho-files-bytes",
-  index: "x-riacho-index-bytes",
-};
+const WORKER_URL = new URL("./boot/worker.mjs", import.meta.url).href;
 // NOTE: the making costs a worker about one boot's CPU: not while the page itself starts.
 // `?bootSnapshotDelayMs=N` overrides it for one page load (the end-to-end tests use 0).
 const MAKE_AFTER_READY_MS = 5000;
 const MAKE_IDLE_TIMEOUT_MS = 5000;
-
-// Import the app's pure modules (every module of the app but app/browser/'s, which touch js):
-// the heap the snapshot keeps.
-function importPureModules(py, sitePackages) {
-  const names = [];
-  for (const path of pathsUnder(py, sitePackages + APP_PACKAGE)) {
-    const dotted = path.slice(sitePackages.length).replace(/\.pyc?$/, "");
-    if (dotted === path.slice(sitePackages.length) || dotted.includes("__pycache__")) continue;
-    if (dotted.startsWith(`${APP_PACKAGE}/browser/`)) continue;
-    names.push(dotted.replace(/\/__init__$/, "").replaceAll("/", "."));
-  }
-  py.runPython(
-    `import importlib\nfor name in ${JSON.stringify(names)}:\n    importlib.import_module(name)\n`,
-  );
-  return names;
-}
-
-// NOTE: the heap froze the state of `random`: draw fresh seeds.
-const RESEED = `
-import sys
-if "random" in sys.modules:
-    sys.modules["random"].seed()
-`;
 
 const boot = (globalThis.riachoInterpreter = { snapshot: "off", history: [] });
 
@@ -89,226 +60,16 @@ function report(state, error) {
   }
 }
 
-// --- zip archives (wheels) -------------------------------------------------------------------
+// --- the boot's worker ---------------------------------------------------------------------------
 
-// The members of a zip archive: name, method, sizes and where the data starts.
-export function zipMembers(zip) {
-  const view = new DataView(zip.buffer, zip.byteOffset, zip.byteLength);
-  let eocd = zip.length - 22;
-  while (eocd >= 0 && view.getUint32(eocd, true) !== 0x06054b50) eocd--;
-  if (eocd < 0) throw new Error("not a zip archive");
-  const count = view.getUint16(eocd + 10, true);
-  let at = view.getUint32(eocd + 16, true);
-  const decoder = new TextDecoder();
-  const members = [];
-  for (let i = 0; i < count; i++) {
-    if (view.getUint32(at, true) !== 0x02014b50) throw new Error("bad zip directory");
-    const nameLength = view.getUint16(at + 28, true);
-    const local = view.getUint32(at + 42, true);
-    members.push({
-      name: decoder.decode(zip.subarray(at + 46, at + 46 + nameLength)),
-      method: view.getUint16(at + 10, true),
-      packed: view.getUint32(at + 20, true),
-      size: view.getUint32(at + 24, true),
-      start: local + 30 + view.getUint16(local + 26, true) + view.getUint16(local + 28, true),
-    });
-    at += 46 + nameLength + view.getUint16(at + 30, true) + view.getUint16(at + 32, true);
-  }
-  return members;
-}
-
-// One member's bytes (stored or deflated).
-export async function unzipMember(zip, member) {
-  const data = zip.subarray(member.start, member.start + member.packed);
-  if (member.method === 0) return data;
-  if (member.method !== 8) throw new Error(`${member.name}: zip method ${member.method}`);
-  const stream = new Blob([data]).stream().pipeThrough(new DecompressionStream("deflate-raw"));
-  const out = new Uint8Array(await new Response(stream).arrayBuffer());
-  if (out.length !== member.size) throw new Error(`${member.name}: ${out.length} bytes`);
-  return out;
-}
-
-// --- what the boot depends on ----------------------------------------------------------------
-
-async function fetchBytes(url, init = {}) {
-  const response = await fetch(url, init);
-  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
-  return new Uint8Array(await response.arrayBuffer());
-}
-
-async function sha256(chunks) {
-  const parts = [];
-  for (const chunk of chunks) parts.push(typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk);
-  const digest = await crypto.subtle.digest("SHA-256", await new Blob(parts).arrayBuffer());
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-// Every locked package the page's list needs (names; paths such as the app's wheel are pure
-// Python and skipped), with their dependencies, sorted by name.
-export function lockedClosure(lock, requested) {
-  const found = new Set();
-  const visit = (name) => {
-    const key = name.toLowerCase().replaceAll("_", "-");
-    if (found.has(key)) return;
-    const entry = lock.packages[key];
-    if (entry === undefined) throw new Error(`${name} is not in pyodide-lock.json`);
-    found.add(key);
-    for (const dependency of entry.depends ?? []) visit(dependency);
-  };
-  for (const name of requested) if (!name.includes("/") && !name.endsWith(".whl")) visit(name);
-  return [...found].sort();
-}
-
-// The shared libraries of those packages, in a fixed order: [{path, bytes}].
-async function sharedLibraries(lock, requested, sitePackages) {
-  const wheels = wheelsToInstall(lock, requested, INDEX_URL).filter(
-    ({ url, channel }) => channel === "default channel" && !url.endsWith("-none-any.whl"),
-  );
-  const perWheel = await Promise.all(
-    wheels.map(async ({ url }) => {
-      const zip = await fetchBytes(url);
-      const members = zipMembers(zip).filter((m) => m.name.endsWith(".so"));
-      members.sort((a, b) => (a.name < b.name ? -1 : 1));
-      return Promise.all(
-        members.map(async (m) => ({ path: sitePackages + m.name, bytes: await unzipMember(zip, m) })),
-      );
-    }),
-  );
-  return perWheel.flat();
-}
-
-// --- loading -----------------------------------------------------------------------------------
-
-// loadPyodide with Pyodide's module factory wrapped to load the shared libraries (`libs`, a
-// promise of [{path, bytes}]) before Python starts: an Emscripten preRun, after Pyodide's own,
-// which allocate nothing on the heap. The package loader's dlopen of the same path later finds
-// each loaded. `heapBytes` (a promise; 0: none): the memory is grown to a snapshot's heap before
-// the restore copies it in (loadPyodide's INITIAL_MEMORY does not size this build's memory).
-// Both are awaited in the preRun: they load while the runtime downloads and compiles.
-// NOTE: a preRun's failure cannot fail Emscripten's start (it would wait forever): it rejects
-// the race instead, and the caller boots normally.
-export function loadWithLibraries(config, create, libs, heapBytes = 0) {
-  let fail;
-  const failed = new Promise((_, reject) => (fail = reject));
-  const createPyodideModule = async (settings) => {
-    const createModule = await create;
-    const preload = async (Module) => {
-      Module.addRunDependency("riacho-preload-dynlibs");
-      try {
-        for (const { path, bytes } of await libs) {
-          // NOTE: Emscripten's loadDynamicLibrary, minus finding the file: before the runtime
-          // is initialised it does not look in the file system.
-          const flags = { loadAsync: true, global: true, nodelete: true };
-          const dso = Module.newDSO(path, undefined, "loading");
-          dso.refcount = Infinity;
-          dso.global = true;
-          const exports = await Module.loadWebAssemblyModule(bytes, flags, path, {});
-          Module.mergeLibSymbols(exports, path);
-          dso.exports = exports;
-        }
-        const bytes = await heapBytes;
-        if (bytes > Module.HEAP8.length && !Module.growMemory(bytes)) {
-          throw new Error(`cannot grow the wasm memory to ${bytes} bytes`);
-        }
-        Module.removeRunDependency("riacho-preload-dynlibs");
-      } catch (error) {
-        fail(error);
-      }
-    };
-    settings.preRun = [...(settings.preRun ?? []), preload];
-    return createModule(settings);
-  };
-  return Promise.race([pyodide.loadPyodide({ ...config, createPyodideModule }), failed]);
-}
-
-// The heap's size in a snapshot: the file less its header (Pyodide's snapshot format: 32-bit
-// words, the second is the heap's offset).
-export function snapshotHeapBytes(snapshot) {
-  return snapshot.length - new DataView(snapshot.buffer, snapshot.byteOffset, 8).getUint32(4, true);
-}
-
-// The path of every file under `dir`, sorted.
-function pathsUnder(py, dir) {
-  const paths = [];
-  const walk = (at) => {
-    for (const name of py.FS.readdir(at).filter((n) => n !== "." && n !== "..").sort()) {
-      const path = `${at}/${name}`;
-      if (py.FS.isDir(py.FS.stat(path).mode)) walk(path);
-      else paths.push(path);
-    }
-  };
-  walk(dir.replace(/\/$/, ""));
-  return paths;
-}
-
-// Every file under `dir` (sorted): [[path, bytes], …].
-function filesUnder(py, dir) {
-  return pathsUnder(py, dir).map((path) => [path, py.FS.readFile(path)]);
-}
-
-// The page's package list with the packages it names by URL (its own wheel) made absolute.
-function absolutePackages(packages, base) {
-  return packages.map((name) => (name.includes("/") ? new URL(name, base).href : name));
-}
-
-// The packages the page names by URL, made absolute against `base`.
-function urlPackages(packages, base) {
-  return absolutePackages(packages, base).filter((name) => name.includes("/"));
-}
-
-// {url: sha256} of each wheel given by URL, as fetched now (revalidated: served no-cache).
-async function wheelDigests(urls) {
-  const digests = await Promise.all(urls.map(async (url) => [url, await sha256([await fetchBytes(url)])]));
-  return Object.fromEntries(digests);
-}
-
-// --- a first visit's packages ------------------------------------------------------------------
-
-// The wheels a normal boot installs: each locked package the list needs, then each it names by
-// URL (the app's). [{name, url, integrity, channel}]: what Pyodide's loader would fetch, check
-// and record.
-export function wheelsToInstall(lock, packages, base) {
-  const locked = lockedClosure(lock, packages).map((key) => {
-    const entry = lock.packages[key];
-    if (entry.install_dir !== "site") throw new Error(`${entry.name}: installed to ${entry.install_dir}`);
-    const integrity = `sha256-${btoa(String.fromCharCode(...entry.sha256.match(/../g).map((h) => parseInt(h, 16))))}`;
-    return { name: entry.name, url: new URL(entry.file_name, INDEX_URL).href, integrity, channel: "default channel" };
-  });
-  const byUrl = urlPackages(packages, base).map((url) => {
-    const name = decodeURIComponent(url.slice(url.lastIndexOf("/") + 1)).split("-")[0].toLowerCase().replaceAll("_", "-");
-    return { name, url, integrity: undefined, channel: url };
-  });
-  return [...locked, ...byUrl];
-}
-
-const RUNTIME_FILES = ["pyodide.asm.wasm", "python_stdlib.zip"].map((name) => INDEX_URL + name);
-
-// The worker's download: the runtime's files first (the page's own downloads of them, joined
-// through the HTTP cache), then each wheel, unpacked. [{name, channel, files: [[path in the wheel, bytes], …]}]
-async function downloadInOrder({ packages, base, runtime }) {
-  const lock = fetch(INDEX_URL + "pyodide-lock.json").then((response) => response.json());
-  await Promise.allSettled(runtime.map((url) => fetch(url).then((response) => response.arrayBuffer())));
-  return Promise.all(
-    wheelsToInstall(await lock, packages, base).map(async ({ name, url, integrity, channel }) => {
-      const response = await fetch(url, integrity ? { integrity } : {});
-      if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
-      const zip = new Uint8Array(await response.arrayBuffer());
-      const members = zipMembers(zip).filter((m) => !m.name.endsWith("/"));
-      if (members.some((m) => /^[^/]+\.data\//.test(m.name))) throw new Error(`${url}: a wheel with .data`);
-      const files = await Promise.all(members.map(async (m) => [m.name, await unzipMember(zip, m)]));
-      return { name, channel, files };
-    }),
-  );
-}
-
-let downloader = null; // NOTE: started by lookUpStored(), below
-
-// This same module, run in a worker (it downloads, fetches or makes the snapshot: IN_WORKER).
+// The boot's worker (static/boot/worker.mjs: it downloads, fetches or makes the snapshot).
 // NOTE: its role ("download", "fetch", "snapshot") is its URL's fragment, which the request
 // does not carry: a devtools panel (or a test) tells the workers apart.
 function startWorker(role) {
-  return new Worker(`${import.meta.url.split("#")[0]}#${role}`, { type: "module", name: role });
+  return new Worker(`${WORKER_URL}#${role}`, { type: "module", name: role });
 }
+
+let downloader = null; // NOTE: started by lookUpStored(), below
 
 // A first visit's packages, downloaded and unpacked in a worker while the page starts the
 // runtime; a promise of what downloadInOrder returns.
@@ -330,45 +91,42 @@ async function downloadInWorker(packages, base) {
     return await new Promise((resolve, reject) => {
       worker.onmessage = ({ data }) => (data.error ? reject(new Error(data.error)) : resolve(data.wheels));
       worker.onerror = (event) => reject(new Error(event.message ?? "the downloader failed"));
-      worker.postMessage({ download: { packages, base, runtime } });
+      worker.postMessage({ kind: "download", packages, base, runtime });
     });
   } finally {
     worker.terminate();
   }
 }
 
-// Install what downloadInWorker unpacked, as Pyodide's loader would: the files into
-// site-packages, each shared library loaded (in a fixed order), each package recorded.
-async function installUnpacked(py, wheels) {
-  const sitePackages = py._api.sitepackages;
-  const libs = [];
-  for (const { files } of wheels) {
-    for (const [name, bytes] of files) {
-      const path = `${sitePackages}/${name}`;
-      py.FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
-      py.FS.writeFile(path, bytes);
-      if (name.endsWith(".so")) libs.push(path);
-    }
-  }
-  py.runPython("import importlib\nimportlib.invalidate_caches()\n");
-  for (const path of libs.sort()) await py._api.loadDynlib(path);
-  for (const { name, channel } of wheels) py.loadedPackages[name] = channel;
+// A file fetched by a worker (checked against `integrity` there) and handed over whole: read,
+// hashed and copied on the page's thread, a large body holds a frame back (Pygments' wheel,
+// 4.5 MB, fetched at a streaming answer's first code block: a 25 ms task). The page's code
+// reaches it as `globalThis.riachoInterpreter.fetchBytes(url, integrity)`: a Uint8Array.
+function fetchInWorker(url, integrity) {
+  const worker = startWorker("fetch");
+  return new Promise((resolve, reject) => {
+    worker.onmessage = ({ data }) => (data.error ? reject(new Error(data.error)) : resolve(data.bytes));
+    worker.onerror = (event) => reject(new Error(event.message ?? "the fetching worker failed"));
+    worker.postMessage({ kind: "fetch", url: new URL(url, document.baseURI).href, integrity });
+  }).finally(() => worker.terminate());
 }
 
-// --- the stored snapshot -------------------------------------------------------------------------
+boot.fetchBytes = fetchInWorker;
 
-// The stored snapshot's entry (its body is read later, while the runtime downloads), or null.
-async function storedEntry() {
-  const response = await (await caches.open(CACHE_NAME)).match(ENTRY_URL);
-  return response ?? null;
-}
-
-async function forget() {
-  try {
-    await (await caches.open(CACHE_NAME)).delete(ENTRY_URL);
-  } catch {
-    // NOTE: nothing stored, or storage refused: either way nothing to restore next time
-  }
+// Start the boot's worker on the page's package list, made absolute.
+function makeInWorker(packages) {
+  const absolute = absolutePackages(packages, document.baseURI);
+  const worker = startWorker("snapshot");
+  worker.onmessage = ({ data }) => {
+    report(data.state, data.error);
+    worker.terminate();
+  };
+  worker.onerror = (event) => {
+    report("not made", event.message);
+    worker.terminate();
+  };
+  report("making");
+  worker.postMessage({ kind: "snapshot", packages: absolute });
 }
 
 function makeDelayMs() {
@@ -392,188 +150,6 @@ function whenReadyAndIdle(callback) {
     later();
   });
   observer.observe(root, { attributes: true, attributeFilter: ["data-ready"] });
-}
-
-// Read a stored body: the snapshot's array is handed over at once, empty (Pyodide wants it
-// before it creates the runtime but reads it only once the runtime has started, after the
-// preRun, which awaits `filled`), so it fills while the runtime downloads and compiles.
-// `filled` resolves to {libs, files, loaded}.
-export function readBody(response) {
-  const number = (name) => Number(response.headers.get(name));
-  const [heap, filesBytes, indexBytes] = [number(HEADERS.heap), number(HEADERS.files), number(HEADERS.index)];
-  const sizes = JSON.parse(response.headers.get(HEADERS.libs) ?? "null");
-  if (![heap, filesBytes, indexBytes].every(Number.isInteger) || heap < 8 || !Array.isArray(sizes)) {
-    throw new Error("a stored snapshot without its layout");
-  }
-  const total = sizes.reduce((sum, [, length]) => sum + length, heap + filesBytes + indexBytes);
-  const body = new Uint8Array(total);
-  const filled = (async () => {
-    const reader = response.body.getReader();
-    let at = 0;
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      if (at + value.length > total) throw new Error(`a stored snapshot over ${total} bytes`);
-      body.set(value, at);
-      at += value.length;
-    }
-    if (at !== total) throw new Error(`a stored snapshot of ${at} bytes, expected ${total}`);
-    const index = JSON.parse(new TextDecoder().decode(body.subarray(total - indexBytes)));
-    let start = heap;
-    const take = (length) => body.subarray(start, (start += length));
-    const libs = sizes.map(([path, length]) => ({ path, bytes: take(length) }));
-    const files = index.files.map(([path, length]) => [path, take(length)]);
-    if (start !== total - indexBytes) throw new Error("a stored snapshot whose index does not match");
-    return { libs, files, loaded: index.loaded };
-  })();
-  return { snapshot: body.subarray(0, heap), filled };
-}
-
-// --- the two boots ------------------------------------------------------------------------------
-
-// Boot from the stored heap and write back the installed files (no package is fetched or
-// unpacked); throws when it does not fit (then nothing of it is used).
-async function restore(config, entry) {
-  const parts = await bootParts();
-  if (entry.headers.get(HEADERS.version) !== version) throw new Error("made for another runtime");
-  if (entry.headers.get(HEADERS.lock) !== parts.lockDigest) throw new Error("made for other packages");
-  const sameApp = wheelDigests(urlPackages(config.packages ?? [], document.baseURI)).then((now) => {
-    if (JSON.stringify(now) !== entry.headers.get(HEADERS.wheels)) {
-      throw new Error("the app changed since the snapshot");
-    }
-  });
-  const { snapshot, filled } = readBody(entry);
-  const libs = filled.then((body) => body.libs);
-  const heapBytes = filled.then(() => snapshotHeapBytes(snapshot));
-  for (const promise of [sameApp, libs, heapBytes]) promise.catch(() => {}); // NOTE: seen below
-  const options = { ...config, packages: [], _loadSnapshot: snapshot };
-  const py = await loadWithLibraries(options, parts.create, libs, heapBytes);
-  await sameApp;
-  const { files, loaded } = await filled;
-  for (const [path, bytes] of files) {
-    py.FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
-    py.FS.writeFile(path, bytes);
-  }
-  Object.assign(py.loadedPackages, loaded);
-  py.runPython(RESEED);
-  // NOTE: Pyodide keeps the options it was given, and these hold the stored body (~50 MB)
-  const kept = py._api?.config ?? {};
-  delete kept._loadSnapshot;
-  delete kept.createPyodideModule;
-  return py;
-}
-
-// What restoring and making need: the lock and its digest, where packages go, the module
-// factory (a promise).
-async function bootParts() {
-  const create = import(INDEX_URL + "pyodide.asm.mjs").then((module) => module.default);
-  const response = await fetch(INDEX_URL + "pyodide-lock.json");
-  if (!response.ok) throw new Error(`pyodide-lock.json: HTTP ${response.status}`);
-  const lockText = await response.text();
-  const lock = JSON.parse(lockText);
-  const sitePackages = `/lib/python${lock.info.python.split(".").slice(0, 2).join(".")}/site-packages/`;
-  return { lock, lockDigest: await sha256([lockText]), sitePackages, create };
-}
-
-// --- making it, in a worker --------------------------------------------------------------------
-
-// The worker's work: an interpreter of its own, the packages, the pure modules, the heap, stored.
-async function makeAndStore(packages) {
-  const parts = await bootParts();
-  const libs = sharedLibraries(parts.lock, packages, parts.sitePackages);
-  libs.catch(() => {}); // NOTE: seen by loadWithLibraries
-  const quiet = () => {};
-  const config = { indexURL: INDEX_URL, packages, _makeSnapshot: true, stdout: quiet, stderr: quiet };
-  const py = await loadWithLibraries(config, parts.create, libs);
-  importPureModules(py, parts.sitePackages);
-  // NOTE: what is in the heap now lives as long as the page: out of the cyclic collector's
-  // sight (gc.freeze), so that no collection scans it again (a restored page's first full
-  // collection fell in its first answer: frames of 67 ms)
-  py.runPython("import gc\ngc.collect()\ngc.freeze()");
-  const files = filesUnder(py, parts.sitePackages);
-  // NOTE: the snapshot format wants loadedPackages empty: a restore starts from {} (and gets
-  // these back once it has written the files)
-  const loadedPackages = { ...py.loadedPackages };
-  for (const name of Object.keys(loadedPackages)) delete py.loadedPackages[name];
-  const snapshot = py.makeMemorySnapshot();
-  const loaded = await libs;
-  const index = new TextEncoder().encode(
-    JSON.stringify({ files: files.map(([path, bytes]) => [path, bytes.length]), loaded: loadedPackages }),
-  );
-  const headers = {
-    [HEADERS.version]: version,
-    [HEADERS.lock]: parts.lockDigest,
-    [HEADERS.wheels]: JSON.stringify(await wheelDigests(urlPackages(packages, self.location.href))),
-    [HEADERS.heap]: String(snapshot.length),
-    [HEADERS.libs]: JSON.stringify(loaded.map(({ path, bytes }) => [path, bytes.length])),
-    [HEADERS.files]: String(files.reduce((sum, [, bytes]) => sum + bytes.length, 0)),
-    [HEADERS.index]: String(index.length),
-  };
-  const body = new Blob([snapshot, ...loaded.map(({ bytes }) => bytes), ...files.map(([, bytes]) => bytes), index]);
-  await (await caches.open(CACHE_NAME)).put(ENTRY_URL, new Response(body, { headers }));
-}
-
-const IN_WORKER = globalThis.WorkerGlobalScope !== undefined && globalThis instanceof WorkerGlobalScope;
-
-if (IN_WORKER) {
-  globalThis.onmessage = async ({ data }) => {
-    if (data.fetch) {
-      try {
-        const bytes = await fetchBytes(data.fetch.url, { integrity: data.fetch.integrity });
-        postMessage({ bytes }, [bytes.buffer]);
-      } catch (error) {
-        postMessage({ error: String(error) });
-      }
-      return;
-    }
-    if (data.download) {
-      try {
-        const wheels = await downloadInOrder(data.download);
-        const buffers = new Set(wheels.flatMap(({ files }) => files.map(([, bytes]) => bytes.buffer)));
-        postMessage({ wheels }, [...buffers]);
-      } catch (error) {
-        postMessage({ error: String(error) });
-      }
-      return;
-    }
-    try {
-      await makeAndStore(data.packages);
-      postMessage({ state: "stored" });
-    } catch (error) {
-      postMessage({ state: "not made", error: String(error) });
-    }
-  };
-}
-
-// A file fetched by a worker (checked against `integrity` there) and handed over whole: read,
-// hashed and copied on the page's thread, a large body holds a frame back (Pygments' wheel,
-// 4.5 MB, fetched at a streaming answer's first code block: a 25 ms task). The page's code
-// reaches it as `globalThis.riachoInterpreter.fetchBytes(url, integrity)`: a Uint8Array.
-function fetchInWorker(url, integrity) {
-  const worker = startWorker("fetch");
-  return new Promise((resolve, reject) => {
-    worker.onmessage = ({ data }) => (data.error ? reject(new Error(data.error)) : resolve(data.bytes));
-    worker.onerror = (event) => reject(new Error(event.message ?? "the fetching worker failed"));
-    worker.postMessage({ fetch: { url: new URL(url, document.baseURI).href, integrity } });
-  }).finally(() => worker.terminate());
-}
-
-if (!IN_WORKER) boot.fetchBytes = fetchInWorker;
-
-// Start the worker (this same module) on the page's package list, made absolute.
-function makeInWorker(packages) {
-  const absolute = absolutePackages(packages, document.baseURI);
-  const worker = startWorker("snapshot");
-  worker.onmessage = ({ data }) => {
-    report(data.state, data.error);
-    worker.terminate();
-  };
-  worker.onerror = (event) => {
-    report("not made", event.message);
-    worker.terminate();
-  };
-  report("making");
-  worker.postMessage({ packages: absolute });
 }
 
 // --- the page's boot --------------------------------------------------------------------------
@@ -623,7 +199,7 @@ async function normalBoot(config) {
 // What this page will boot from, looked up as soon as index.html runs this module: the stored
 // snapshot, or (none: a first visit) nothing, and then the worker of downloadInWorker starts at
 // once. NOTE: a first visit asks only the local cache before booting as it always has.
-const stored = IN_WORKER ? null : lookUpStored();
+const stored = lookUpStored();
 
 async function lookUpStored() {
   const entry = globalThis.caches === undefined ? null : await storedEntry().catch(() => null);
@@ -647,3 +223,4 @@ function preloadRuntime() {
   link.crossOrigin = "anonymous";
   document.head.append(link);
 }
+

@@ -233,10 +233,23 @@ def test_pyscript_config_loads_only_local_runtime() -> None:
     config = tomllib.loads((ROOT / "pyscript.toml").read_text(encoding="utf-8"))
     assert config["interpreter"] == "./static/interpreter.mjs"
     assert "://" not in (ROOT / "pyscript.toml").read_text(encoding="utf-8")
-    loader = (ROOT / "static" / "interpreter.mjs").read_text(encoding="utf-8")
-    imports = re.findall(r'^import .* from "([^"]+)";$', loader, flags=re.MULTILINE)
-    assert imports == ["./vendor/pyodide/pyodide.mjs"]
-    assert "://" not in loader
+    modules = [
+        ROOT / "static" / "interpreter.mjs",
+        *sorted((ROOT / "static" / "boot").glob("*.mjs")),
+    ]
+    for module in modules:
+        source = module.read_text(encoding="utf-8")
+        assert "://" not in source, module
+        for imported in re.findall(r'^import .* from "([^"]+)";$', source, flags=re.MULTILINE):
+            assert imported.startswith("."), (module, imported)
+            assert (module.parent / imported).resolve().is_file(), (module, imported)
+    entry = modules[0].read_text(encoding="utf-8")
+    imports = re.findall(r'^import .* from "([^"]+)";$', entry, flags=re.MULTILINE)
+    assert sorted(imports) == [
+        "./boot/snapshot.mjs",
+        "./boot/wheels.mjs",
+        "./vendor/pyodide/pyodide.mjs",
+    ]
 
 
 def test_every_file_the_page_preloads_is_shipped_and_local() -> None:
