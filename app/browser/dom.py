@@ -16,6 +16,7 @@ from pyodide.ffi import create_once_callable, create_proxy
 
 from app.browser.edge import JsValue, Listeners, js_object, present, query
 from app.browser.enhance import Enhancer
+from app.state.state import ComposerOptions
 from app.ui.render import EMPTY_STATE_HTML
 from app.ui.view import Controls, MessagePatch
 
@@ -224,6 +225,11 @@ class BrowserDom:
         offered = any(str(o.value) == model_id for o in js_select.options)
         if offered:
             js_select.value = model_id
+
+    def set_options(self, options: ComposerOptions) -> None:
+        for name, pressed in (("thinking", options.thinking), ("tools", options.tools)):
+            query(f"[data-action={name}]").setAttribute("aria-pressed", str(pressed).lower())
+        query("select[name=reasoningEffort]").value = options.effort
 
     def announce(self, text: str) -> None:
         js_region = query("[data-announce]")

@@ -22,12 +22,18 @@ from app.browser.edge import (
     spawn,
     text_or_none,
 )
-from app.run.chat_stream import SendOptions
 from app.run.transport import ChatApi
+from app.state.actions import FileAdded, FileChanged, FileRemoved, OptionsChanged
 from app.state.history import ChatView
+from app.state.state import (
+    ComposerFile,
+    ComposerOptions,
+    options_from_kept,
+    options_to_keep,
+    refusal,
+)
 from app.ui.controller import Composer, Controller, key_intent, shortcut_for
-from app.ui.render import ComposerFile, composer_files_html
-from app.wire.api import AttachmentInfo, ModelInfo, SessionInfo, UploadLimits, human_size
+from app.wire.api import ModelInfo, SessionInfo, UploadLimits
 from app.wire.errors import HttpStatusError, TransportError
 from app.wire.hooks import PageAction, is_page_action
 
@@ -36,26 +42,12 @@ DRAFT_KEY = "riacho.draft."
 NEW_CHAT_DRAFT = "new"
 
 
-def read_composer(attachments: Sequence[AttachmentInfo]) -> Composer:
-    """The composer's current values."""
-    effort = str(query("select[name=reasoningEffort]").value)
-    model = str(query("select[name=model]").value)
-    options = SendOptions(
-        thinking_enabled=_pressed("[data-action=thinking]"),
-        reasoning_effort=effort if effort in ("low", "medium", "high") else None,  # type: ignore[arg-type]
-        tool_intent=_pressed("[data-action=tools]"),
-        model_id=model or None,
-        attachments=tuple(attachments),
-    )
-    return Composer(str(query("textarea[name=prompt]").value), options)
-
-
-def _pressed(selector: str) -> bool:
-    return str(query(selector).getAttribute("aria-pressed")) == "true"
+def picked_model() -> str | None:
+    """The model picker's choice."""
+    return str(query("select[name=model]").value) or None
 
 
 OPTIONS_KEY = "riacho.options"
-TOGGLES = ("thinking", "tools")
 PROMPT = "textarea[name=prompt]"
 TITLE_OR_PROMPT = "[data-action=rename-chat], textarea[name=prompt]"
 
@@ -72,29 +64,20 @@ class Act:
     focus: str | None = None
 
 
-def keep_options() -> None:
+def keep_options(options: ComposerOptions) -> None:
     """Remember Thinking, Tools and the effort in ``localStorage`` (a reload keeps them)."""
-    kept = {name: _pressed(f"[data-action={name}]") for name in TOGGLES}
-    kept_effort = str(query("select[name=reasoningEffort]").value)
     try:
-        js.localStorage.setItem(OPTIONS_KEY, json.dumps({**kept, "effort": kept_effort}))
+        js.localStorage.setItem(OPTIONS_KEY, json.dumps(options_to_keep(options)))
     except Exception:  # NOTE: storage refused (private mode, quota): options are a nicety
         return
 
 
-def restore_options() -> None:
-    """Put back the options :func:`keep_options` remembered."""
+def kept_options() -> ComposerOptions | None:
+    """The options :func:`keep_options` remembered, if any."""
     try:
-        kept = json.loads(str(js.localStorage.getItem(OPTIONS_KEY) or "{}"))
+        return options_from_kept(json.loads(str(js.localStorage.getItem(OPTIONS_KEY) or "null")))
     except Exception:
-        return
-    if not isinstance(kept, dict):
-        return
-    for name in TOGGLES:
-        if isinstance(kept.get(name), bool):
-            query(f"[data-action={name}]").setAttribute("aria-pressed", str(kept[name]).lower())
-    if kept.get("effort") in ("low", "medium", "high"):
-        query("select[name=reasoningEffort]").value = kept["effort"]
+        return None
 
 
 async def signed_in(api: ChatApi) -> SessionInfo:
@@ -265,27 +248,16 @@ class LocalViews:
 
 
 class Files:
-    """The composer's files: checked against the server's limits, uploaded with progress,
-    removable at any time (an upload in flight is aborted)."""
+    """The composer's uploads: each file checked against the server's limits, uploaded with
+    progress, removable at any time (an upload in flight is aborted). The files themselves are
+    in the store (``State.composer``); this holds what only the page can: the upload tasks."""
 
-    def __init__(self, api: ChatApi, limits: UploadLimits | None, on_change: Callable[[], None]):
+    def __init__(self, api: ChatApi, limits: UploadLimits | None, controller: Controller):
         self._api = api
         self._limits = limits
-        self._on_change = on_change
-        self.items: list[ComposerFile] = []
-        self._ready: dict[str, AttachmentInfo] = {}
+        self._controller = controller
         self._uploads: dict[str, asyncio.Task[None]] = {}
         self._count = 0
-
-    @property
-    def uploading(self) -> bool:
-        return bool(self._uploads)
-
-    def refused(self) -> list[ComposerFile]:
-        return [item for item in self.items if item.error is not None]
-
-    def attached(self) -> list[AttachmentInfo]:
-        return [self._ready[item.key] for item in self.items if item.key in self._ready]
 
     def add(self, js_file: JsValue) -> None:
         self._count += 1
@@ -293,58 +265,38 @@ class Files:
         name, size, mime = str(js_file.name), int(js_file.size), str(js_file.type or "")
         preview = str(js.URL.createObjectURL(js_file)) if mime.startswith("image/") else None
         item = ComposerFile(key, name, size, mime, preview_url=preview)
-        refusal = self._refusal(item)
-        if refusal is not None:
-            self.items.append(replace(item, error=refusal))
-        else:
-            self.items.append(replace(item, progress=0.0))
-            self._uploads[key] = asyncio.ensure_future(self._upload(key, js_file))
-        self._on_change()
-
-    def _refusal(self, item: ComposerFile) -> str | None:
-        limits = self._limits
-        if limits is None:
-            return None
-        if item.size > limits.attachment_max_bytes:
-            return f"{human_size(limits.attachment_max_bytes)} max"
-        if item.mime_type and item.mime_type not in limits.attachment_types:
-            return "this kind of file is not accepted"
-        if len([i for i in self.items if i.error is None]) >= limits.attachments_per_message:
-            return f"at most {limits.attachments_per_message} files per message"
-        return None
+        files = self._controller.composer.files
+        why = None if self._limits is None else refusal(item, files, self._limits)
+        if why is not None:
+            self._controller.compose(FileAdded(replace(item, error=why)))
+            return
+        self._controller.compose(FileAdded(replace(item, progress=0.0)))
+        self._uploads[key] = asyncio.ensure_future(self._upload(key, js_file))
 
     async def _upload(self, key: str, js_file: JsValue) -> None:
         def progress(sent: int, total: int) -> None:
-            self._update(key, progress=sent / total if total else 0.0)
+            self._controller.compose(FileChanged(key, progress=sent / total if total else 0.0))
 
         try:
             info = await self._api.upload_attachment(js_file, progress)
         except (HttpStatusError, TransportError) as error:
-            self._update(key, progress=None, error=error.message)
+            self._controller.compose(FileChanged(key, error=error.message))
         else:
-            self._ready[key] = info
-            self._update(key, progress=None)
+            self._controller.compose(FileChanged(key, attachment=info))
         finally:
             self._uploads.pop(key, None)
-            self._on_change()
-
-    def _update(self, key: str, **changes: object) -> None:
-        self.items = [replace(i, **changes) if i.key == key else i for i in self.items]  # type: ignore[arg-type]
-        self._on_change()
 
     def remove(self, key: str) -> None:
         upload = self._uploads.pop(key, None)
         if upload is not None:
             upload.cancel()
-        for item in self.items:
+        for item in self._controller.composer.files:
             if item.key == key and item.preview_url:
                 js.URL.revokeObjectURL(item.preview_url)
-        self.items = [i for i in self.items if i.key != key]
-        self._ready.pop(key, None)
-        self._on_change()
+        self._controller.compose(FileRemoved(key))
 
     def clear(self) -> None:
-        for item in list(self.items):
+        for item in self._controller.composer.files:
             self.remove(item.key)
 
 
@@ -363,7 +315,7 @@ class Page:
         self._dom = dom
         self._listeners = Listeners()
         self.drafts = Drafts()
-        self._files = Files(api, limits, self._show_files)
+        self._files = Files(api, limits, controller)
         self._search_timer: int | None = None
 
     def bind(self) -> None:
@@ -383,7 +335,7 @@ class Page:
         on(query("input[name=chat-search]"), "input", self._on_search)
         for selector in ("[data-action=thinking]", "[data-action=tools]"):
             on(query(selector), "click", self._on_toggle)
-        on(query("select[name=reasoningEffort]"), "change", lambda _event: keep_options())
+        on(query("select[name=reasoningEffort]"), "change", self._on_effort)
 
     def teardown(self) -> None:
         self._listeners.teardown()
@@ -400,23 +352,26 @@ class Page:
             "input[name=chat-search]",
         ):
             query(selector).disabled = False
-        restore_options()
+        kept = kept_options()
+        if kept is not None:
+            self._controller.compose(OptionsChanged(kept))
         self.drafts.restore()
         _autosize(query("textarea[name=prompt]"))
 
     # --- sending ---------------------------------------------------------------------------------
 
     def _submit(self) -> None:
-        if self._files.uploading:
+        composer = self._controller.composer
+        if composer.uploading:
             self._dom.announce("Wait until the files have uploaded")
             return
-        refused = self._files.refused()
+        refused = composer.refused
         if refused:
             self._controller.refuse_send(", ".join(f"{i.name}: {i.error}" for i in refused))
             _focus_field(f'[data-file-key="{refused[0].key}"]')
             return
         js_prompt = query("textarea[name=prompt]")
-        if self._controller.submit(read_composer(self._files.attached())):
+        if self._controller.submit(self._composer()):
             self._close_options()
             js_prompt.value = ""
             _autosize(js_prompt)
@@ -435,8 +390,8 @@ class Page:
 
     def send_queued(self, prompt: str) -> None:
         """Send a prompt typed before Python started, with the composer's options now."""
-        composer = read_composer(())
-        if self._controller.submit(Composer(prompt, composer.options)):
+        options = replace(self._controller.send_options(picked_model()), attachments=())
+        if self._controller.submit(Composer(prompt, options)):
             self._dom.follow()
 
     def _on_submit(self, js_event: JsValue) -> None:
@@ -626,8 +581,7 @@ class Page:
 
     def _suggest(self, js_target: JsValue) -> None:
         prompt = str(js_target.getAttribute("data-prompt") or "")
-        composer = read_composer(self._files.attached())
-        if self._controller.submit(Composer(prompt, composer.options)):
+        if self._controller.submit(replace(self._composer(), prompt=prompt)):
             self._files.clear()
             self._dom.follow()
 
@@ -706,11 +660,27 @@ class Page:
         query("[data-action=composer-options]").setAttribute("aria-expanded", "false")
         return True
 
+    def _composer(self) -> Composer:
+        """What Send takes now: the prompt, and the options and files the store holds."""
+        prompt = str(query("textarea[name=prompt]").value)
+        return Composer(prompt, self._controller.send_options(picked_model()))
+
     def _on_toggle(self, js_event: JsValue) -> None:
-        js_button = js_event.currentTarget
-        pressed = str(js_button.getAttribute("aria-pressed")) == "true"
-        js_button.setAttribute("aria-pressed", "false" if pressed else "true")
-        keep_options()
+        options = self._controller.composer.options
+        if str(js_event.currentTarget.getAttribute("data-action")) == "thinking":
+            self._set_options(replace(options, thinking=not options.thinking))
+        else:
+            self._set_options(replace(options, tools=not options.tools))
+
+    def _on_effort(self, js_event: JsValue) -> None:
+        options = self._controller.composer.options
+        match str(js_event.target.value):
+            case "low" | "medium" | "high" as effort:
+                self._set_options(replace(options, effort=effort))
+
+    def _set_options(self, options: ComposerOptions) -> None:
+        self._controller.compose(OptionsChanged(options))
+        keep_options(options)
 
     # --- files -----------------------------------------------------------------------------------
 
@@ -750,9 +720,6 @@ class Page:
     def _remove_file(self, js_target: JsValue) -> None:
         key = str(js_target.getAttribute("data-file-key") or "")
         self._files.remove(key)
-
-    def _show_files(self) -> None:
-        query("#attachment-list").innerHTML = composer_files_html(tuple(self._files.items))
 
     async def _sign_out(self) -> None:
         try:

@@ -27,6 +27,7 @@ from app.state.actions import (
     ChatCreated,
     ChatRenamed,
     ChatSelected,
+    ComposerAction,
     ContextMeasured,
     EditingChanged,
     ErrorDismissed,
@@ -253,6 +254,10 @@ class ChatStream:
     def show_branch(self, message_id: str, index: int) -> None:
         """Show branch ``index`` (0-based) of the prompts beside the user message."""
         self._store.dispatch(BranchShown(message_id, index))
+
+    def compose(self, action: ComposerAction) -> None:
+        """A change to the composer's files or options."""
+        self._store.dispatch(action)
 
     def set_editing(self, editing: Editing) -> None:
         """Start or end an in-place edit (the title, a delete confirmation, a prompt)."""

@@ -11,7 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from app.state.state import ChatState, ContextInfo, Editing, ErrorInfo, RunState
+from app.state.state import (
+    ChatState,
+    ComposerFile,
+    ComposerOptions,
+    ContextInfo,
+    Editing,
+    ErrorInfo,
+    RunState,
+)
 from app.wire.api import AttachmentInfo
 from app.wire.errors import TimeoutKind
 from app.wire.protocol import SkippedFrame, StreamEvent
@@ -86,6 +94,40 @@ class EditingChanged:
     """Start or end an in-place edit (the title, a delete confirmation, a prompt)."""
 
     editing: Editing
+
+
+@dataclass(frozen=True, slots=True)
+class FileAdded:
+    """A file was put in the composer: uploading, or refused (``file.error``)."""
+
+    file: ComposerFile
+
+
+@dataclass(frozen=True, slots=True)
+class FileChanged:
+    """An upload went on (``progress``), ended (``attachment``) or failed (``error``)."""
+
+    key: str
+    progress: float | None = None
+    error: str | None = None
+    attachment: AttachmentInfo | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FileRemoved:
+    """A file left the composer (removed, or sent with its prompt)."""
+
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class OptionsChanged:
+    """The composer's Thinking, effort or Tools changed."""
+
+    options: ComposerOptions
+
+
+ComposerAction = FileAdded | FileChanged | FileRemoved | OptionsChanged
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,6 +356,7 @@ ChatAction = (
     | SearchChanged
     | SearchFound
     | EditingChanged
+    | ComposerAction
     | ErrorRaised
     | ErrorDismissed
     | NoticeDismissed

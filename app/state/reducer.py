@@ -23,13 +23,18 @@ from app.state.actions import (
     ChatRenamed,
     ChatSelected,
     ChatsListed,
+    ComposerAction,
     ContextMeasured,
     EditingChanged,
     ErrorDismissed,
     ErrorRaised,
     EventReceived,
     EventsReceived,
+    FileAdded,
+    FileChanged,
+    FileRemoved,
     NoticeDismissed,
+    OptionsChanged,
     PreStreamFailed,
     ResumeStarted,
     RunAction,
@@ -53,6 +58,7 @@ from app.state.state import (
     SETTLED,
     TOP,
     ChatState,
+    ComposerState,
     FallbackNotice,
     GapHeld,
     Live,
@@ -91,6 +97,8 @@ def reduce(state: State, action: Action) -> State:
             return _found(state, action)
         case EditingChanged(editing=editing):
             return _replace(state, editing=editing)
+        case FileAdded() | FileChanged() | FileRemoved() | OptionsChanged():
+            return _replace(state, composer=compose(state.composer, action))
         case ErrorRaised(error=error, draft=draft):
             draft = state.composer_draft if draft is None else draft
             return _replace(state, last_error=error, composer_draft=draft)
@@ -452,3 +460,25 @@ def _replace(state: State, **changes: object) -> State:
     if all(getattr(state, name) == value for name, value in changes.items()):
         return state
     return replace(state, **changes)  # type: ignore[arg-type]
+
+
+def compose(composer: ComposerState, action: ComposerAction) -> ComposerState:
+    """The composer after one of its actions (the same object when it changes nothing)."""
+    match action:
+        case FileAdded(file=added):
+            return replace(composer, files=(*composer.files, added))
+        case FileChanged(key=key):
+            files = tuple(
+                replace(
+                    f, progress=action.progress, error=action.error, attachment=action.attachment
+                )
+                if f.key == key
+                else f
+                for f in composer.files
+            )
+            return composer if files == composer.files else replace(composer, files=files)
+        case FileRemoved(key=key):
+            files = tuple(f for f in composer.files if f.key != key)
+            return composer if len(files) == len(composer.files) else replace(composer, files=files)
+        case OptionsChanged(options=options):
+            return composer if options == composer.options else replace(composer, options=options)

@@ -12,6 +12,7 @@ Shape (frozen dataclasses; mappings are never mutated, only replaced)::
     ├── fallback_notice                    the latest ``fallback_notice`` (a toast)
     ├── search: Search | None              a chat search: the words, the chats found
     ├── editing: Editing                   what the user is editing in place (title, a prompt)
+    ├── composer: ComposerState            its files (uploading, attached, refused), its options
     └── derived: active_chat, messages, runs, is_generating, context_info, context_cache
 
     ChatState(chat_id, title, messages, runs, live_runs, context_info, loaded, updated_at,
@@ -44,7 +45,14 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from app.state.trace import Gap, RunTrace
-from app.wire.api import AttachmentInfo, ContextUsage, Role
+from app.wire.api import (
+    AttachmentInfo,
+    ContextUsage,
+    ReasoningEffort,
+    Role,
+    UploadLimits,
+    human_size,
+)
 from app.wire.parts import Parts, answer_text
 from app.wire.protocol import ContextInfoEvent, Severity, StopReason
 
@@ -332,6 +340,85 @@ class ChatState:
 
 
 @dataclass(frozen=True, slots=True)
+class ComposerFile:
+    """A file in the composer: uploading (``progress`` 0-1), attached (``attachment``, the
+    server's record of it), or refused (``error``)."""
+
+    key: str
+    name: str
+    size: int
+    mime_type: str = ""
+    progress: float | None = None  # while uploading
+    error: str | None = None  # why it was refused
+    preview_url: str | None = None  # a local image preview
+    attachment: AttachmentInfo | None = None  # once uploaded
+
+
+@dataclass(frozen=True, slots=True)
+class ComposerOptions:
+    """The composer's send options the user sets (kept across reloads by the page)."""
+
+    thinking: bool = False
+    effort: ReasoningEffort = "medium"  # NOTE: the picker's own default (index.html)
+    tools: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ComposerState:
+    """What the composer holds besides its text: its files and options."""
+
+    files: tuple[ComposerFile, ...] = ()
+    options: ComposerOptions = ComposerOptions()
+
+    @property
+    def uploading(self) -> bool:
+        """A file is still on its way to the server."""
+        return any(item.progress is not None for item in self.files)
+
+    @property
+    def refused(self) -> tuple[ComposerFile, ...]:
+        """The files that cannot be sent, with why."""
+        return tuple(item for item in self.files if item.error is not None)
+
+    @property
+    def attached(self) -> tuple[AttachmentInfo, ...]:
+        """The files uploaded, in the order they were added."""
+        return tuple(item.attachment for item in self.files if item.attachment is not None)
+
+
+def options_from_kept(kept: object) -> ComposerOptions | None:
+    """Options a page load kept (``{"thinking", "tools", "effort"}``), each value checked: one
+    that is missing or wrong keeps its default; ``None`` when nothing usable was kept."""
+    if not isinstance(kept, dict):
+        return None
+    defaults = ComposerOptions()
+    thinking, tools, effort = kept.get("thinking"), kept.get("tools"), kept.get("effort")
+    return ComposerOptions(
+        thinking=thinking if isinstance(thinking, bool) else defaults.thinking,
+        effort=effort if effort in ("low", "medium", "high") else defaults.effort,
+        tools=tools if isinstance(tools, bool) else defaults.tools,
+    )
+
+
+def options_to_keep(options: ComposerOptions) -> dict[str, object]:
+    """What :func:`options_from_kept` reads back."""
+    return {"thinking": options.thinking, "tools": options.tools, "effort": options.effort}
+
+
+def refusal(
+    item: ComposerFile, files: tuple[ComposerFile, ...], limits: UploadLimits
+) -> str | None:
+    """Why ``item`` cannot join ``files`` under the server's ``limits`` (``None``: it can)."""
+    if item.size > limits.attachment_max_bytes:
+        return f"{human_size(limits.attachment_max_bytes)} max"
+    if item.mime_type and item.mime_type not in limits.attachment_types:
+        return "this kind of file is not accepted"
+    if len([i for i in files if i.error is None]) >= limits.attachments_per_message:
+        return f"at most {limits.attachments_per_message} files per message"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
 class Search:
     """A search of the chat list: ``chat_ids`` found on the server (``None``: still looking)."""
 
@@ -377,6 +464,7 @@ class State:
     fallback_notice: FallbackNotice | None = None
     search: Search | None = None
     editing: Editing = NotEditing()
+    composer: ComposerState = ComposerState()
 
     @property
     def active_chat(self) -> ChatState | None:

@@ -7,7 +7,14 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from app.run.chat_stream import ChatStream, SendOptions
-from app.state.state import ConfirmingDelete, EditingPrompt, EditingTitle, NotEditing
+from app.state.actions import ComposerAction
+from app.state.state import (
+    ComposerState,
+    ConfirmingDelete,
+    EditingPrompt,
+    EditingTitle,
+    NotEditing,
+)
 from app.wire.errors import ChatError
 from app.wire.hooks import PageAction
 
@@ -51,6 +58,27 @@ class Controller:
     def __init__(self, stream: ChatStream, copy_text: Callable[[str], None]) -> None:
         self._stream = stream
         self._copy_text = copy_text
+
+    @property
+    def composer(self) -> ComposerState:
+        """The composer's files and options, as the store holds them."""
+        return self._stream.get_state().composer
+
+    def compose(self, action: ComposerAction) -> None:
+        """A file was added, uploaded or removed, or an option changed."""
+        self._stream.compose(action)
+
+    def send_options(self, model_id: str | None) -> SendOptions:
+        """What goes with a prompt now: the composer's options and uploaded files, and the
+        model picked."""
+        composer = self.composer
+        return SendOptions(
+            thinking_enabled=composer.options.thinking,
+            reasoning_effort=composer.options.effort,
+            tool_intent=composer.options.tools,
+            model_id=model_id,
+            attachments=composer.attached,
+        )
 
     def submit(self, composer: Composer) -> bool:
         """Send the prompt; ``True`` when it was taken (the composer may be cleared)."""

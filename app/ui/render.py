@@ -16,6 +16,7 @@ from html import escape
 from typing import Any, Final
 
 from app.state.state import (
+    ComposerFile,
     ConfirmingDelete,
     ContextInfo,
     EditingTitle,
@@ -433,19 +434,6 @@ def sent_attachments_html(
             f'<span class="chip-size">{escape(human_size(item.size))}</span></li>'
         )
     return f'<ul class="sent-attachments" aria-label="Attachments">{"".join(items)}</ul>'
-
-
-@dataclass(frozen=True, slots=True)
-class ComposerFile:
-    """A file in the composer: uploading (``progress`` 0-1), attached, or refused."""
-
-    key: str
-    name: str
-    size: int
-    mime_type: str = ""
-    progress: float | None = None  # while uploading
-    error: str | None = None  # why it was refused
-    preview_url: str | None = None  # a local image preview
 
 
 def composer_files_html(files: tuple[ComposerFile, ...]) -> str:

@@ -15,6 +15,7 @@ from typing import Protocol
 
 from app.state.state import (
     ChatState,
+    ComposerOptions,
     EditingPrompt,
     MessageState,
     RunState,
@@ -32,6 +33,7 @@ from app.ui.render import (
     banner_html,
     chat_head_html,
     chat_list_html,
+    composer_files_html,
     context_html,
     message_foot_html,
     parts_html,
@@ -42,7 +44,7 @@ from app.ui.render import (
 from app.wire.parts import answer_content
 from app.wire.text import Text
 
-SLOTS = ("#chat-head", "#chat-list", "#banner-slot", "#context-slot", "#toasts")
+SLOTS = ("#chat-head", "#chat-list", "#banner-slot", "#context-slot", "#toasts", "#attachment-list")
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +89,9 @@ class Dom(Protocol):
 
     def set_model(self, model_id: str) -> None:
         """Show ``model_id`` in the model picker (if the picker offers it)."""
+
+    def set_options(self, options: ComposerOptions) -> None:
+        """Show the composer's options: Thinking and Tools pressed or not, the effort picked."""
 
     def announce(self, text: str) -> None:
         """Say ``text`` in the one polite live region (``[data-announce]``)."""
@@ -225,6 +230,7 @@ class View:
         self._order: list[str] | None = None
         self._controls: Controls | None = None
         self._draft = ""
+        self._options: ComposerOptions | None = None
         self._model_shown_for: str | None = None  # the chat whose model the picker was set to
 
     def render(self, state: State) -> None:
@@ -235,6 +241,7 @@ class View:
         self._set_slot("#banner-slot", banner_html(state))
         self._set_slot("#context-slot", context_html(state.context_info))
         self._set_slot("#toasts", toast_html(state))
+        self._set_slot("#attachment-list", composer_files_html(state.composer.files))
         self._render_messages(state, chat)
         self._render_controls(state)
         self._announce(state)
@@ -332,6 +339,9 @@ class View:
         if state.composer_draft and state.composer_draft != self._draft:
             self._dom.set_draft(state.composer_draft)
         self._draft = state.composer_draft
+        if state.composer.options != self._options:
+            self._options = state.composer.options
+            self._dom.set_options(self._options)
         self._show_chat_model(state.active_chat)
 
     def _show_chat_model(self, chat: ChatState | None) -> None:

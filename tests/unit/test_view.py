@@ -12,7 +12,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import app.ui.view
-from app.state.state import ChatState, ErrorInfo, MessageState, RunState, RunStatus, State
+from app.state.state import (
+    ChatState,
+    ComposerOptions,
+    ErrorInfo,
+    MessageState,
+    RunState,
+    RunStatus,
+    State,
+)
 from app.state.trace import RunTrace
 from app.ui.markdown import render_markdown, split_blocks, with_cursor
 from app.ui.view import SLOTS, AnswerRenderer, Controls, MessagePatch, View
@@ -52,6 +60,9 @@ class FakeDom:
 
     def set_model(self, model_id: str) -> None:
         self.calls.append(("set_model", model_id))
+
+    def set_options(self, options: ComposerOptions) -> None:
+        self.calls.append(("set_options", options))
 
     def take(self) -> list[tuple[str, Any]]:
         calls, self.calls = self.calls, []
