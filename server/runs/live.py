@@ -37,8 +37,9 @@ class RunMeta:
 
 
 @dataclass(slots=True)
-class RunTrace:
-    """What the server saw of a run (exposed by the test hooks)."""
+class ServerTrace:
+    """What the server saw of a run (exposed by the test hooks; the page keeps its own
+    ``app.state.trace.RunTrace``)."""
 
     run_id: str
     started_at: float = field(default_factory=now)
@@ -49,7 +50,7 @@ class RunTrace:
     orphaned: bool = False
     generation_stopped_at: float | None = None
     appends_refused: int = 0
-    status: str = "running"
+    status: ServerRunStatus = "running"
     history_notes: list[str] = field(default_factory=list)  # history not sent as stored
 
     def to_json(self) -> JsonObject:
@@ -79,7 +80,7 @@ class LiveRun:
     """A run whose generation task is still going: its frames (kept for readers), its folded
     answer, its readers and timers. The registry drives it through these methods only."""
 
-    def __init__(self, meta: RunMeta, trace: RunTrace) -> None:
+    def __init__(self, meta: RunMeta, trace: ServerTrace) -> None:
         self.meta = meta
         self.trace = trace
         self.frames: list[Frame] = []

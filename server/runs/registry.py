@@ -41,7 +41,7 @@ from app.wire.protocol import (
 from server.config import Config
 from server.contract.errors import ApiError
 from server.runs.bus import LocalBus, Logged, RunBus
-from server.runs.live import LiveRun, RunMeta, RunTrace
+from server.runs.live import LiveRun, RunMeta, ServerTrace
 from server.store import runlog
 from server.store.db import Database, now
 from server.store.runlog import Frame
@@ -79,7 +79,7 @@ class RunRegistry:
         self.config = config
         self.bus: RunBus = bus or LocalBus()
         self.live: dict[str, LiveRun] = {}
-        self.traces: dict[str, RunTrace] = {}
+        self.traces: dict[str, ServerTrace] = {}
         self.accepting = True
         # NOTE: (user, run) -> when the cancel came, and the page's timeout if it gave up
         self._early_cancels: OrderedDict[tuple[str, str], EarlyCancel] = OrderedDict()
@@ -88,7 +88,7 @@ class RunRegistry:
 
     def register(self, meta: RunMeta) -> LiveRun:
         """Track a run whose rows were just created; it is orphaned unless a reader attaches."""
-        trace = RunTrace(meta.run_id)
+        trace = ServerTrace(meta.run_id)
         self._keep_trace(trace)
         run = LiveRun(meta, trace)
         self.live[meta.key] = run
@@ -368,7 +368,7 @@ class RunRegistry:
         log.info("run orphaned run=%s after %.1fs", run.run_id, self.config.orphan_s)
         run.stop_generation("orphaned")
 
-    def _keep_trace(self, trace: RunTrace) -> None:
+    def _keep_trace(self, trace: ServerTrace) -> None:
         self.traces[trace.run_id] = trace
         while len(self.traces) > _MAX_TRACES:
             del self.traces[next(iter(self.traces))]

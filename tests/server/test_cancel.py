@@ -12,7 +12,7 @@ from app.wire.api import ServerRunStatus
 from app.wire.protocol import DoneEvent, StreamEvent, UserMessageIdEvent
 from server.config import Config
 from server.demo import model as demo
-from server.runs.live import LiveRun, RunMeta, RunTrace
+from server.runs.live import LiveRun, RunMeta, ServerTrace
 from server.store import runlog
 from server.store.db import Database
 from tests.server.conftest import (
@@ -90,7 +90,11 @@ async def test_a_stop_during_an_append_ends_the_run_after_the_event_being_logged
 
 async def test_a_live_run_cancels_its_generation_after_an_append_not_during_it() -> None:
     meta = RunMeta("run_live", "alice", "chat", "msg_a", "msg_u", 1, "demo")
-    run, writing, answered = LiveRun(meta, RunTrace("run_live")), asyncio.Event(), asyncio.Event()
+    run, writing, answered = (
+        LiveRun(meta, ServerTrace("run_live")),
+        asyncio.Event(),
+        asyncio.Event(),
+    )
     steps: list[str] = []
 
     async def generation() -> ServerRunStatus | None:
