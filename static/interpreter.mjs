@@ -39,6 +39,9 @@
 // are tested under Node (tests/js/).
 import { forget, restore, storedEntry } from "./boot/snapshot.mjs";
 import { INDEX_URL, RUNTIME_FILES, absolutePackages, installUnpacked } from "./boot/wheels.mjs";
+// NOTE: wheels.mjs's own import, named here too so that every module of the boot is asked for
+// at once, one level below this one: a chain of imports costs a request per level.
+import "./boot/zip.mjs";
 import * as pyodide from "./vendor/pyodide/pyodide.mjs";
 
 export const version = pyodide.version;

@@ -4,7 +4,6 @@
 //   {kind: "fetch", url, integrity}               a file's bytes, checked: {bytes}
 //   {kind: "snapshot", packages}                  this browser's snapshot made and stored: {state}
 // The page names the worker's role in its URL's fragment (static/interpreter.mjs, startWorker).
-import { makeAndStore } from "./snapshot.mjs";
 import { downloadInOrder, fetchBytes } from "./wheels.mjs";
 
 const JOBS = {
@@ -18,6 +17,9 @@ const JOBS = {
     return [{ bytes }, [bytes.buffer]];
   },
   async snapshot({ packages }) {
+    // NOTE: imported for this job only: a first visit's download worker starts its downloads
+    // without loading Pyodide's module
+    const { makeAndStore } = await import("./snapshot.mjs");
     await makeAndStore(packages);
     return [{ state: "stored" }, []];
   },
