@@ -22,6 +22,7 @@ $(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt
 setup: $(VENV)/.runtime
 	$(PY) tools/vendor.py
 	$(PY) tools/appwheel.py
+	$(PY) tools/icons.py
 
 run: setup
 	$(PY) -m server --host 127.0.0.1 --port $(PORT) $(ARGS)

@@ -33,6 +33,7 @@ MIME_TYPES = {
     ".txt": "text/plain; charset=utf-8",
     ".md": "text/plain; charset=utf-8",
     ".svg": "image/svg+xml; charset=utf-8",
+    ".webmanifest": "application/manifest+json; charset=utf-8",
     ".wasm": "application/wasm",
     ".whl": "application/octet-stream",
     ".zip": "application/zip",
@@ -50,7 +51,20 @@ CODINGS = {"br": ".br", "gzip": ".gz"}
 CODING_ALIASES = {"x-gzip": "gzip"}
 # Text compressed on the fly when it has no sibling (the app's files change with every edit).
 ON_THE_FLY = frozenset(
-    {".html", ".js", ".mjs", ".css", ".json", ".map", ".toml", ".py", ".txt", ".md", ".svg"}
+    {
+        ".html",
+        ".js",
+        ".mjs",
+        ".css",
+        ".json",
+        ".map",
+        ".toml",
+        ".py",
+        ".txt",
+        ".md",
+        ".svg",
+        ".webmanifest",
+    }
 )
 ON_THE_FLY_MAX_BYTES = 1 << 20
 # A compressed body is sent only if it is smaller than this share of the file.

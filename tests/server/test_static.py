@@ -25,6 +25,8 @@ FILES = {
     "static/app.css": "body {}",
     "static/icon.svg": "<svg/>",
     "static/data.json": "{}",
+    "static/manifest.webmanifest": "{}",
+    "static/icons/icon-192.png": "PNG",
     "static/boot.js": "1",
     "static/vendor/pyodide/pyodide.mjs": "export {}",
     "static/vendor/pyodide/pyodide.asm.wasm": "\0asm",
@@ -115,6 +117,13 @@ async def fetch(
         pytest.param("/static/icon.svg", "image/svg+xml; charset=utf-8", "no-cache", id="svg"),
         pytest.param("/static/data.json", "application/json; charset=utf-8", "no-cache", id="json"),
         pytest.param("/static/boot.js", "text/javascript; charset=utf-8", "no-cache", id="js"),
+        pytest.param(
+            "/static/manifest.webmanifest",
+            "application/manifest+json; charset=utf-8",
+            "no-cache",
+            id="web-app-manifest",
+        ),
+        pytest.param("/static/icons/icon-192.png", "image/png", "no-cache", id="png"),
         pytest.param(
             "/static/vendor/pyodide/pyodide.mjs",
             "text/javascript; charset=utf-8",
