@@ -41,7 +41,7 @@ from typing import Any
 
 import asyncpg
 import pytest
-from playwright.sync_api import ConsoleMessage, Page, Request
+from playwright.sync_api import BrowserContext, ConsoleMessage, Page, Playwright, Request
 from playwright.sync_api import Error as PlaywrightError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -351,3 +351,25 @@ def server(live_server: LiveServer) -> LiveServer:
 def riacho(server: LiveServer, app: Page) -> Page:
     """The booted page, on a server wiped before the page made its session."""
     return app
+
+
+@pytest.fixture
+def installed_profile(
+    playwright: Playwright, browser_type_launch_args: dict[str, Any], tmp_path: Path
+) -> Iterator[BrowserContext]:
+    """A browser profile of its own (a persistent context), as a user's is: Chromium offers an
+    install only there, never in an incognito-like context such as Playwright's default."""
+    context = playwright.chromium.launch_persistent_context(
+        tmp_path / "profile", **browser_type_launch_args
+    )
+    try:
+        yield context
+    finally:
+        context.close()
+
+
+def installability_errors(page: Page) -> list[dict[str, Any]]:
+    """What Chromium's own installability check says of ``page`` (DevTools)."""
+    cdp = page.context.new_cdp_session(page)
+    found: dict[str, Any] = cdp.send("Page.getInstallabilityErrors")
+    return list(found["installabilityErrors"])

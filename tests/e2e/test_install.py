@@ -1,34 +1,19 @@
 """Installable (SPEC §11): Chromium's own installability check of the booted page finds no
 error, and its manifest, with every icon it lists, loads from the server.
 
-NOTE: a browser profile of its own (a persistent context): Chromium never offers an install
-from an incognito-like context such as Playwright's default ones ("in-incognito")."""
+NOTE: in a browser profile of its own (``installed_profile``): Chromium never offers an install
+from an incognito-like context such as Playwright's default ones ("in-incognito"). The same
+check of a ``make dist`` bundle on a plain static host is in test_static_deploy.py.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import BrowserContext, Page, Playwright
+from playwright.sync_api import BrowserContext, Page
 
-from tests.e2e.conftest import BOOT_TIMEOUT_MS, LiveServer
-
-
-@pytest.fixture
-def installed_profile(
-    playwright: Playwright,
-    browser_type_launch_args: dict[str, Any],
-    tmp_path: Path,
-) -> Iterator[BrowserContext]:
-    context = playwright.chromium.launch_persistent_context(
-        tmp_path / "profile", **browser_type_launch_args
-    )
-    try:
-        yield context
-    finally:
-        context.close()
+from tests.e2e.conftest import BOOT_TIMEOUT_MS, LiveServer, installability_errors
 
 
 @pytest.fixture
@@ -40,9 +25,7 @@ def booted(installed_profile: BrowserContext, server: LiveServer) -> Page:
 
 
 def test_chromium_finds_the_page_installable(booted: Page) -> None:
-    cdp = booted.context.new_cdp_session(booted)
-    found: dict[str, Any] = cdp.send("Page.getInstallabilityErrors")
-    assert found["installabilityErrors"] == []
+    assert installability_errors(booted) == []
 
 
 def test_the_manifest_and_each_icon_it_lists_load(booted: Page) -> None:

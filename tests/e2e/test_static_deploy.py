@@ -20,7 +20,7 @@ from pathlib import Path
 
 import dist
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import BrowserContext, Page, expect
 
 from tests.e2e.conftest import (
     BOOT_TIMEOUT_MS,
@@ -29,6 +29,7 @@ from tests.e2e.conftest import (
     add_password_user,
     database,
     free_port,
+    installability_errors,
     serve,
     wait_until_serving,
 )
@@ -145,3 +146,13 @@ def test_a_static_deploy_on_another_origin_signs_in_chats_stops_resumes_and_uplo
     assert not [url for url in guard.requests if url.startswith(deploy.page_url + "api/")], (
         "every API request went to the API's origin"
     )
+
+
+def test_the_static_bundle_is_installable_from_its_plain_host(
+    deploy: StaticDeploy, installed_profile: BrowserContext
+) -> None:
+    """SPEC §11: Chromium's installability check of the page served from ``make dist``."""
+    page = installed_profile.new_page()
+    page.goto(deploy.page_url)
+    _sign_in(page)
+    assert installability_errors(page) == []
