@@ -76,6 +76,56 @@ async function readEarly() {
 }
 readEarly();
 
+// The service worker (sw.js) keeps this build's files on the device; registered once the page
+// is ready, so that its install (which revalidates every file) never competes with the boot.
+// A new build installs beside the old one and waits: the page offers it ("A new version is
+// ready") and loads it when asked, never while an answer is arriving or stopping.
+const offer = document.querySelector("#app-update");
+const STREAMING = "[data-status=connecting],[data-status=receiving],[data-status=cancelling]";
+
+function showOffer(registration) {
+  const waiting = () => registration.waiting && navigator.serviceWorker.controller;
+  const update = () => {
+    offer.hidden = !waiting() || document.querySelector(STREAMING) !== null;
+  };
+  new MutationObserver(update).observe(column, {
+    subtree: true,
+    childList: true,
+    attributes: true,
+    attributeFilter: ["data-status"],
+  });
+  offer.querySelector("[data-action=update-app]").addEventListener("click", () => {
+    if (!waiting() || document.querySelector(STREAMING) !== null) return;
+    navigator.serviceWorker.addEventListener("controllerchange", () => location.reload());
+    registration.waiting.postMessage({ type: "riacho:update" });
+  });
+  update();
+  return update;
+}
+
+async function registerWorker() {
+  const registration = await navigator.serviceWorker.register("./sw.js", { updateViaCache: "none" });
+  const update = showOffer(registration);
+  const watch = (worker) => worker && worker.addEventListener("statechange", update);
+  watch(registration.installing);
+  registration.addEventListener("updatefound", () => watch(registration.installing));
+}
+
+function whenReady(run) {
+  const root = document.documentElement;
+  if (root.hasAttribute("data-ready")) return run();
+  const observer = new MutationObserver(() => {
+    if (!root.hasAttribute("data-ready")) return;
+    observer.disconnect();
+    run();
+  });
+  observer.observe(root, { attributes: true, attributeFilter: ["data-ready"] });
+}
+
+if ("serviceWorker" in navigator) {
+  whenReady(() => registerWorker().catch((error) => console.warn("riacho: no service worker:", error)));
+}
+
 window.riachoBoot = {
   // One early read: a promise of {url, response} or null; null again once handed out.
   early(path) {

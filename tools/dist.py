@@ -15,12 +15,16 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import appwheel
 from compress import MANIFEST, SIBLING_SUFFIXES, is_compressible, precompress_files
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from server.http.precache import WORKER, Precache  # noqa: E402
+
 DIST = ROOT / "dist"
 PAGE_FILES = ("index.html", "pyscript.toml")
 
@@ -42,6 +46,9 @@ def build(api_base: str, target: Path = DIST) -> Path:
     shutil.copytree(ROOT / "static", target / "static", ignore=ignore)
     config = {"apiBase": api_base.rstrip("/")}
     (target / "config.json").write_text(json.dumps(config) + "\n", encoding="utf-8")
+    # NOTE: the service worker with this bundle's files and their hashes written in
+    shutil.copy2(ROOT / WORKER, target / WORKER)
+    (target / WORKER).write_text(Precache(target, {}).worker(), encoding="utf-8")
     # NOTE: static/vendor/ arrives with its siblings (tools/vendor.py); the rest changes with
     # every edit of the app, so it is compressed now.
     vendor = target / "static" / "vendor"

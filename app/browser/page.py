@@ -502,6 +502,7 @@ class Page:
         return {
             # NOTE: toggles have their own listener, submit buttons submit their form, the
             # dialog's form closes it, and boot.js moves focus for the skip link from the start
+            # and loads a new version
             "thinking": Act(None),
             "tools": Act(None),
             "send": Act(None),
@@ -509,6 +510,7 @@ class Page:
             "save-title": Act(None),
             "close-shortcuts": Act(None),
             "skip-to-composer": Act(None),
+            "update-app": Act(None),  # NOTE: boot.js's, with the service worker
             # the controller's, on the chat
             "stop": Act(tell("stop"), PROMPT),  # NOTE: focus never falls to <body> after Stop
             "compact": Act(tell("compact")),

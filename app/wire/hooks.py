@@ -47,6 +47,7 @@ PageAction = Literal[
     "suggest",
     "thinking",
     "tools",
+    "update-app",
 ]
 """Every ``data-action`` of the page."""
 

@@ -21,6 +21,8 @@ from stat import S_ISREG
 import brotli  # type: ignore[import-untyped]
 from aiohttp import hdrs, web
 
+from server.http.precache import Precache
+
 MIME_TYPES = {
     ".html": "text/html; charset=utf-8",
     ".js": "text/javascript; charset=utf-8",
@@ -202,6 +204,7 @@ class PageFiles:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.on_the_fly = OnTheFly()
+        self.precache = Precache(root, {"config.json": DEFAULT_CONFIG})
 
     async def respond(self, request: web.Request, path: Path) -> web.StreamResponse:
         """``path`` with its MIME type, cache policy (immutable under ``/static/vendor/``) and,
@@ -249,6 +252,13 @@ class PageFiles:
         folder, relative = request.match_info["folder"], request.match_info["path"]
         return await self.respond(request, _safe_path(self.root / folder, relative))
 
+    async def worker(self, request: web.Request) -> web.Response:
+        """``sw.js`` with this build's files written in; revalidated on every load."""
+        loop = asyncio.get_running_loop()
+        text = await loop.run_in_executor(None, self.precache.worker)
+        headers = {"Content-Type": MIME_TYPES[".js"], "Cache-Control": "no-cache"}
+        return web.Response(body=text.encode(), headers=headers)
+
     async def config_json(self, request: web.Request) -> web.StreamResponse:
         path = self.root / "config.json"
         if path.is_file():
@@ -266,6 +276,7 @@ def add_static_routes(app: web.Application, root: Path) -> None:
             web.get("/index.html", files.top_file),
             web.get("/pyscript.toml", files.top_file),
             web.get("/config.json", files.config_json),
+            web.get("/sw.js", files.worker),
             web.get("/{folder:app|static}/{path:.+}", files.in_folder),
         ]
     )

@@ -172,26 +172,31 @@ class LiveServer:
 
 
 @contextmanager
-def serve(workdir: Path, arguments: list[str], ready_path: str = "/") -> Iterator[LiveServer]:
-    """``python -m <arguments> --port <free port>`` from the repository, until the block ends.
+def serve(
+    workdir: Path, arguments: list[str], ready_path: str = "/", port: int | None = None
+) -> Iterator[LiveServer]:
+    """``python -m <arguments> --port <port>`` (a free one by default) from the repository,
+    until the block ends.
 
     In cluster mode (``RIACHO_E2E_CLUSTER=1``) a Riacho server (``arguments[0] == "server"``)
     is a cluster behind the proxy instead; other programs (the fake provider) run alone.
     """
     if CLUSTER and arguments[0] == "server":
-        with _serve_cluster(workdir, arguments[1:], ready_path) as server:
+        with _serve_cluster(workdir, arguments[1:], ready_path, port) as server:
             yield server
         return
-    with _serve_one(workdir, arguments, ready_path) as server:
+    with _serve_one(workdir, arguments, ready_path, port) as server:
         yield server
 
 
 @contextmanager
-def _serve_one(workdir: Path, arguments: list[str], ready_path: str) -> Iterator[LiveServer]:
-    port = free_port()
+def _serve_one(
+    workdir: Path, arguments: list[str], ready_path: str, port: int | None = None
+) -> Iterator[LiveServer]:
+    port = port or free_port()
     log = workdir / f"{arguments[0].replace('.', '_')}-{port}.log"
     command = [sys.executable, "-m", *arguments, "--port", str(port)]
-    with log.open("wb") as log_file:
+    with log.open("ab") as log_file:  # NOTE: a server restarted on its port adds to its log
         process = subprocess.Popen(command, cwd=ROOT, stdout=log_file, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -203,7 +208,9 @@ def _serve_one(workdir: Path, arguments: list[str], ready_path: str) -> Iterator
 
 
 @contextmanager
-def _serve_cluster(workdir: Path, options: list[str], ready_path: str) -> Iterator[LiveServer]:
+def _serve_cluster(
+    workdir: Path, options: list[str], ready_path: str, port: int | None
+) -> Iterator[LiveServer]:
     """Redis, ``CLUSTER_WORKERS`` workers with ``options`` on their ``--db``, and the proxy."""
     options, db = _take_option(options, "--db")
     options, _host = _take_option(options, "--host")  # NOTE: workers listen on 127.0.0.1
@@ -217,7 +224,7 @@ def _serve_cluster(workdir: Path, options: list[str], ready_path: str) -> Iterat
         ]
         upstreams = [argument for url in workers for argument in ("--upstream", url)]
         proxy = ["server.cli.proxy", "--host", "127.0.0.1", *upstreams]
-        with _serve_one(workdir, proxy, ready_path) as server:
+        with _serve_one(workdir, proxy, ready_path, port) as server:
             yield server
 
 
@@ -240,6 +247,13 @@ def add_password_user(db: str, name: str, password: str) -> None:
         check=False,
     )
     assert added.returncode == 0, added.stderr
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args: dict[str, Any]) -> dict[str, Any]:
+    """No service worker: it answers the page's files from its cache, where ``page.route``
+    cannot see them. The tests of the worker and of offline use allow it (test_offline.py)."""
+    return {**browser_context_args, "service_workers": "block"}
 
 
 @pytest.fixture(scope="session")

@@ -27,6 +27,12 @@ COLD_ROUNDS = 5
 WARM_ROUNDS = 3  # NOTE: a warm measurement costs a browser launch, two boots and a pause
 EMULATED_ROUNDS = 3  # NOTE: ~10-15 s a boot on the emulated line
 WARM_PAUSE_S = 2.0
+# The page's service worker installed and activated (sw.js): a warm visit is then its.
+WORKER_ACTIVE = """navigator.serviceWorker.ready.then((registration) => new Promise((resolve) => {
+  const worker = registration.active;
+  if (worker.state === "activated") return resolve(true);
+  worker.addEventListener("statechange", () => worker.state === "activated" && resolve(true));
+}))"""
 RIACHO_PATH = "/"
 BARE_PATH = "/static/bench/bare.html"
 # The emulated line: Mbit/s = 1e6 bit/s; CDP wants bytes/s and the latency in ms.
@@ -141,18 +147,47 @@ def emulated_boot(browser: Browser, url: str) -> Sample:
         context.close()
 
 
-def warm_boot(playwright: Playwright, executable: str, url: str) -> Sample:
-    """A second visit, with the HTTP and V8 caches of the first."""
+def warm_boot(
+    playwright: Playwright, executable: str, url: str, *, service_workers: bool = True
+) -> Sample:
+    """A second visit, with the HTTP and V8 caches of the first (and, for Riacho with
+    ``service_workers``, its service worker, installed and active since the first)."""
     with tempfile.TemporaryDirectory(prefix="riacho-bench-profile-") as user_data:
-        context = launch_persistent(playwright, executable, Path(user_data))
+        context = launch_persistent(
+            playwright, executable, Path(user_data), service_workers=service_workers
+        )
         try:
             first, _ = boot(context, url)
             first.wait_for_timeout(WARM_PAUSE_S * 1000)
             settle_snapshot(first)
+            if service_workers and url.endswith(RIACHO_PATH):
+                first.evaluate(WORKER_ACTIVE)
             first.close()
-            return _sample(context, url, None)
+            sample = _sample(context, url, None)
+            if service_workers and url.endswith(RIACHO_PATH):
+                controlled = context.pages[-1].evaluate("navigator.serviceWorker.controller")
+                if controlled is None:
+                    raise RuntimeError("the warm visit was not controlled by the service worker")
+            return sample
         finally:
             context.close()
+
+
+def worker_times(playwright: Playwright, executable: str, base_url: str) -> BootTimes:
+    """Riacho's warm visit with its service worker (``riacho``) and without it (``bare``
+    here: the same page, the worker blocked), alternating."""
+    url = base_url + RIACHO_PATH
+    with_worker: list[Sample] = []
+    without: list[Sample] = []
+    for _ in range(WARM_ROUNDS):
+        with_worker.append(warm_boot(playwright, executable, url))
+        without.append(warm_boot(playwright, executable, url, service_workers=False))
+    return BootTimes(
+        median([s.ready for s in with_worker]),
+        median([s.ready for s in without]),
+        None,
+        {"riacho": with_worker, "bare": without},
+    )
 
 
 def alternate(measure: Callable[[str], Sample], base_url: str, rounds: int) -> BootTimes:
@@ -184,4 +219,5 @@ def boot_times(playwright: Playwright, executable: str, base_url: str) -> dict[s
         emulated = alternate(lambda url: emulated_boot(browser, url), base_url, EMULATED_ROUNDS)
     finally:
         browser.close()
-    return {"cold": cold, "warm": warm, "emulated": emulated}
+    worker = worker_times(playwright, executable, base_url)
+    return {"cold": cold, "warm": warm, "emulated": emulated, "worker": worker}

@@ -128,6 +128,13 @@ def report_boot(times: dict[str, boot.BootTimes], out: dict[str, Any]) -> None:
             " same runs: first frame with textarea[name=prompt] enabled, visible, uncovered;"
             " performance.now() from navigation start)"
         )
+    worker = times["worker"]
+    emit(
+        f"boot warm with the service worker: riacho {worker.riacho:.2f} s / the same page with"
+        f" the worker blocked {worker.bare:.2f} s = {worker.riacho / worker.bare:.2f}x"
+        f" (medians of {boot.WARM_ROUNDS} alternating runs, each reopened"
+        f" {boot.WARM_PAUSE_S:g} s after a first boot whose worker had activated)"
+    )
     out["boot"] = {kind: t.as_json() for kind, t in times.items()}
     out["boot"]["emulated"]["line"] = {
         "down_mbit_s": boot.EMULATED_DOWN_MBIT,

@@ -79,7 +79,7 @@ def make_static_root(workdir: Path) -> Path:
     """A static root of symlinks to the page files, plus ``static/bench/`` (this folder's pages)."""
     root = workdir / "www"
     (root / "static" / "bench").mkdir(parents=True)
-    for name in ("index.html", "pyscript.toml", "app"):
+    for name in ("index.html", "pyscript.toml", "sw.js", "app"):
         (root / name).symlink_to(ROOT / name)
     for entry in (ROOT / "static").iterdir():
         (root / "static" / entry.name).symlink_to(entry)
@@ -175,10 +175,17 @@ def launch(playwright: Playwright, executable: str) -> Browser:
     return playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
 
 
-def launch_persistent(playwright: Playwright, executable: str, user_data: Path) -> BrowserContext:
-    """A Chromium whose one context keeps its HTTP cache (and V8's code cache) in ``user_data``."""
+def launch_persistent(
+    playwright: Playwright, executable: str, user_data: Path, *, service_workers: bool = True
+) -> BrowserContext:
+    """A Chromium whose one context keeps its HTTP cache (and V8's code cache) in ``user_data``;
+    ``service_workers`` False blocks them (the page then never has its worker)."""
     return playwright.chromium.launch_persistent_context(
-        str(user_data), executable_path=executable, args=CHROMIUM_FLAGS, headless=True
+        str(user_data),
+        executable_path=executable,
+        args=CHROMIUM_FLAGS,
+        headless=True,
+        service_workers="allow" if service_workers else "block",
     )
 
 

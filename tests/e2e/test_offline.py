@@ -1,0 +1,150 @@
+"""Offline and install (SPEC §11): the service worker, a new build's offer, reading offline.
+
+These tests allow the service worker (the rest of the suite blocks it, see conftest): it
+controls the page from its second load on and answers the page's files from its cache.
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import dist
+import pytest
+from playwright.sync_api import Page, Response, expect
+
+from tests.e2e.conftest import BOOT_TIMEOUT_MS, LiveServer, PageGuard, serve
+from tests.e2e.scenarios import send
+
+STREAM_MS = 60_000
+LONG_PROMPT = "Explain how a river forms, with a table of the five longest rivers"
+BUILD = re.compile(r'"build":"([0-9a-f]+)"')
+ACTIVATED = """navigator.serviceWorker.ready.then((registration) => new Promise((resolve) => {
+  const worker = registration.active;
+  if (worker.state === "activated") return resolve(true);
+  worker.addEventListener("statechange", () => worker.state === "activated" && resolve(true));
+}))"""
+WAITING = """navigator.serviceWorker.getRegistration().then((registration) =>
+new Promise((resolve) => {
+  const check = () => registration.waiting && resolve(true);
+  if (check()) return;
+  registration.addEventListener("updatefound", () =>
+    registration.installing.addEventListener("statechange", check));
+  registration.update();
+}))"""
+CACHED_URLS = """caches.keys().then((names) => Promise.all(names.map((name) =>
+  caches.open(name).then((cache) => cache.keys())
+    .then((requests) => requests.map((request) => [name, request.url])))))
+  .then((all) => all.flat())"""
+BUILD_MARK = "--riacho-build"
+
+
+@pytest.fixture
+def browser_context_args(browser_context_args: dict[str, Any]) -> dict[str, Any]:
+    return {**browser_context_args, "service_workers": "allow"}
+
+
+def _boot(page: Page, url: str) -> None:
+    page.goto(url)
+    page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
+
+
+def _boot_controlled(page: Page, url: str) -> None:
+    """Boot, wait for the worker to take over, and boot again under it."""
+    _boot(page, url)
+    page.evaluate(ACTIVATED)
+    page.reload()
+    page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
+    assert page.evaluate("navigator.serviceWorker.controller !== null")
+
+
+def _served_build(url: str) -> str:
+    with urllib.request.urlopen(url + "/sw.js", timeout=10) as response:
+        assert response.headers["Cache-Control"] == "no-cache"  # NOTE: revalidated each load
+        found = BUILD.search(response.read().decode())
+    assert found is not None, "sw.js has no build written in"
+    return found.group(1)
+
+
+def test_the_worker_serves_this_builds_files_and_leaves_the_api_and_streams_alone(
+    page: Page, guard: PageGuard, server: LiveServer
+) -> None:
+    _boot(page, server.url + "/")
+    assert page.evaluate("navigator.serviceWorker.controller") is None  # NOTE: first load: none
+    page.evaluate(ACTIVATED)
+    build = _served_build(server.url)
+    assert f"riacho-build-{build}" in page.evaluate("caches.keys()")
+
+    answered: dict[str, Response] = {}
+    page.on("response", lambda response: answered.setdefault(response.url, response))
+    page.reload()
+    page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
+    assert page.evaluate("navigator.serviceWorker.controller !== null")
+    for path in ("/", "/static/riacho.css", "/app/main.py", "/static/vendor/pyodide/pyodide.mjs"):
+        assert answered[server.url + path].from_service_worker, f"{path} not from the worker"
+    assert not answered[server.url + "/api/session"].from_service_worker
+
+    answer = send(page, "Hello under a service worker")
+    expect(answer).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
+    stream_url = next(url for url in answered if url.endswith("/api/respond/stream"))
+    assert not answered[stream_url].from_service_worker
+    cached = page.evaluate(CACHED_URLS)
+    assert [url for _, url in cached if "/api/" in url] == []
+    assert {name for name, _ in cached if name.startswith("riacho-build-")} == {
+        f"riacho-build-{build}"
+    }
+
+
+@pytest.fixture
+def bundle_server(tmp_path: Path) -> Iterator[tuple[LiveServer, Path]]:
+    """The reference server on a ``make dist`` bundle of its own, which a test may rebuild."""
+    bundle = dist.build("", tmp_path / "dist")
+    arguments = ["server", "--host", "127.0.0.1", "--db", str(tmp_path / "riacho.db")]
+    options = ["--static-root", str(bundle), "--demo-token-ms", "25"]
+    with serve(tmp_path, [*arguments, *options]) as live:
+        yield live, bundle
+
+
+def _build_mark(page: Page) -> str:
+    script = f"getComputedStyle(document.documentElement).getPropertyValue('{BUILD_MARK}')"
+    return str(page.evaluate(script)).strip()
+
+
+def test_a_new_build_is_offered_never_mid_answer_and_never_mixed_in(
+    page: Page, guard: PageGuard, bundle_server: tuple[LiveServer, Path]
+) -> None:
+    live, bundle = bundle_server
+    _boot_controlled(page, live.url + "/")
+    first = _served_build(live.url)
+    offer = page.locator("[data-action=update-app]")
+    expect(offer).to_be_hidden()
+
+    stylesheet = bundle / "static" / "riacho.css"
+    stylesheet.write_text(stylesheet.read_text() + f"\n:root {{ {BUILD_MARK}: two; }}\n")
+    assert _served_build(live.url) != first
+    page.evaluate(WAITING)
+    expect(offer).to_be_visible()
+    expect(page.locator("#app-update")).to_contain_text("A new version is ready")
+
+    # A reload keeps the build the page started with: nothing of the new one mixed in.
+    page.reload()
+    page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
+    assert _build_mark(page) == ""
+    expect(offer).to_be_visible()
+
+    answer = send(page, LONG_PROMPT)
+    expect(answer).to_have_attribute("data-status", "receiving", timeout=STREAM_MS)
+    expect(offer).to_be_hidden()  # NOTE: never offered while an answer arrives
+    expect(answer).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
+    expect(offer).to_be_visible()
+
+    with page.expect_navigation():
+        offer.click()
+    page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
+    assert _build_mark(page) == "two"
+    second = _served_build(live.url)
+    names = [name for name in page.evaluate("caches.keys()") if name.startswith("riacho-build-")]
+    assert names == [f"riacho-build-{second}"]
