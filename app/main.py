@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from app.browser import edge, net, page
+from app.browser import device, edge, net, page
 from app.browser.dom import BrowserDom
 from app.browser.enhance import Enhancer
 from app.run.chat_stream import ChatStream
 from app.run.config import ClientConfig
+from app.run.kept import KeptApi
 from app.state.history import view_of
 from app.state.state import State
 from app.state.trace import format_trace
@@ -18,7 +19,8 @@ from app.ui.coalesce import FrameCoalescer
 from app.ui.controller import Controller
 from app.ui.view import View
 from app.wire import parts, protocol
-from app.wire.errors import ChatError
+from app.wire.api import SessionInfo
+from app.wire.errors import ChatError, TransportError
 
 PREPARED_LANGUAGE = "python"  # NOTE: its lexer is prepared before any answer needs it
 
@@ -28,12 +30,15 @@ def _remember_active_chat(state: State, previous: State) -> None:
         edge.remember_chat(state.active_chat_id)
 
 
-def _refresh_titles(stream: ChatStream) -> Callable[[State, State], None]:
-    """The server names a chat after its first turn: fetch the list when an answer settles."""
+def _refresh_titles(stream: ChatStream, kept: KeptApi) -> Callable[[State, State], None]:
+    """The server names a chat after its first turn: fetch the list when an answer settles,
+    and keep the chat on the device as it is now."""
 
     def on_change(state: State, previous: State) -> None:
         if previous.is_generating and not state.is_generating and edge.is_online():
             stream.refresh_chats()
+            if state.active_chat_id is not None:
+                edge.spawn(kept.refresh_copy(state.active_chat_id))
 
     return on_change
 
@@ -65,8 +70,23 @@ def _keep_views(views: page.LocalViews) -> Callable[[State, State], None]:
     return on_change
 
 
-def _resume_offline(stream: ChatStream) -> None:
+def _back_online(stream: ChatStream) -> None:
     stream.resume_offline()
+    stream.probe()
+
+
+async def _session(api: net.BrowserApi) -> tuple[SessionInfo, bool]:
+    """Who is signed in, and whether the server could not be asked (the session this
+    browser last had is used then, to open the chats kept on the device)."""
+    try:
+        session = await page.signed_in(api)
+    except TransportError:
+        kept = device.kept_session()
+        if kept is None:
+            raise
+        return kept, True
+    await device.keep_only(session)
+    return session, False
 
 
 def _teardown(
@@ -98,10 +118,17 @@ async def main() -> None:
     for warning in config.warnings:
         edge.log(f"riacho config: {warning}")
     backend = await _backend()
-    api = net.BrowserApi(backend)
-    session = await page.signed_in(api)
+    server_api = net.BrowserApi(backend)
+    session, offline = await _session(server_api)
     page.show_account(session)
     views = page.LocalViews()
+    stream: ChatStream | None = None
+
+    def reached(answered: bool) -> None:
+        if stream is not None:  # NOTE: the stream is made with the API that reports here
+            stream.server_reached(answered)
+
+    api = KeptApi(server_api, device.CacheShelf(session.user_id), reached)
     stream = ChatStream(
         net.BrowserStreams(backend),
         api,
@@ -121,15 +148,18 @@ async def main() -> None:
     coalescer = FrameCoalescer(edge.request_frame, view.render)
     stream.subscribe(coalescer.on_change)
     stream.subscribe(_remember_active_chat)
-    stream.subscribe(_refresh_titles(stream))
+    if offline:
+        stream.server_reached(False)
+    stream.subscribe(_refresh_titles(stream, api))
     stream.subscribe(_keep_views(views))
     controller = Controller(stream, page.copy_to_clipboard)
     bindings = page.Page(controller, api, dom, session.limits)
     queued = edge.take_queued_prompts()  # NOTE: with bind(), one synchronous step: none lost
     bindings.bind()
     stream.subscribe(_switch_drafts(bindings.drafts))
-    back_online = edge.on_back_online(lambda: _resume_offline(stream))
-    edge.on_page_hide(_teardown(stream, bindings, dom, back_online))
+    back_online = edge.on_back_online(lambda: _back_online(stream))
+    went_offline = edge.on_offline(lambda: stream.server_reached(False))
+    edge.on_page_hide(_teardown(stream, bindings, dom, back_online, went_offline))
     models, _ = await asyncio.gather(api.list_models(), stream.refresh_chats())
     page.show_models(models)
     stream.set_models(models)

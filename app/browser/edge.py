@@ -166,6 +166,13 @@ def on_back_online(callback: Callable[[], None]) -> Listeners:
     return listeners
 
 
+def on_offline(callback: Callable[[], None]) -> Listeners:
+    """Call ``callback`` when the browser says the device went offline."""
+    listeners = Listeners()
+    listeners.on(js.window, "offline", lambda _js_event: callback())
+    return listeners
+
+
 def on_page_hide(teardown: Callable[[], None]) -> None:
     """Run ``teardown`` when the page goes away (``pagehide``); a page restored from the
     back/forward cache after that is reloaded, since its listeners and tasks are gone."""

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 import js
 from pyodide.ffi import create_once_callable
 
+from app.browser import device
 from app.browser.dom import BrowserDom
 from app.browser.edge import (
     JsValue,
@@ -727,6 +728,7 @@ class Page:
         try:
             await self._api.sign_out()
         finally:
+            await device.forget()  # NOTE: nothing of this user stays on the device
             js.location.reload()
 
 

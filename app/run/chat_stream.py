@@ -28,6 +28,7 @@ from app.state.actions import (
     ChatRenamed,
     ChatSelected,
     ComposerAction,
+    ConnectionChanged,
     ContextMeasured,
     EditingChanged,
     ErrorDismissed,
@@ -133,6 +134,7 @@ class ChatStream:
         self._options: dict[str, SendOptions] = {}
         self._models: dict[str, ModelInfo] = {}
         self._preparing = False
+        self._probe: Task | None = None
         if on_trace is not None:
             self._store.subscribe(lambda state, previous: _report(on_trace, state, previous))
 
@@ -204,6 +206,37 @@ class ChatStream:
         ]
         tasks = [self._resume_run(run_id, automatic=True) for run_id in offline]
         return [task for task in tasks if task is not None]
+
+    def server_reached(self, reached: bool) -> None:
+        """Whether the server answered the page's last request (``KeptApi`` reports each).
+        Unreachable: the page says it is offline and asks again every ``reach_probe_ms``.
+        Back: the chat list and every chat shown from the device's copies are fetched again,
+        and answers that broke offline are resumed."""
+        if self.get_state().offline != reached:
+            return
+        self._store.dispatch(ConnectionChanged(offline=not reached))
+        if reached:
+            self._spawn(self._back_online())
+        elif self._probe is None or self._probe.done():
+            self._probe = self._spawn(self._probe_until_reached())
+
+    def probe(self) -> Task | None:
+        """Ask the server at once whether it answers (the browser says it is online again)."""
+        return self.refresh_chats() if self.get_state().offline else None
+
+    async def _probe_until_reached(self) -> None:
+        while self.get_state().offline:
+            await asyncio.sleep(self._env.config.reach_probe_ms / 1000)
+            if self.get_state().offline:
+                await self._chats.refresh()
+
+    async def _back_online(self) -> None:
+        state = self.get_state()
+        shown = [chat_id for chat_id, chat in state.chats.items() if chat.loaded]
+        await asyncio.gather(
+            self._chats.refresh(), *(self._chats.load_fresher(chat_id) for chat_id in shown)
+        )
+        self.resume_offline()
 
     def regenerate(self, message_id: str) -> Task | None:
         """A new attempt (new run, attempt + 1) at the answer ``message_id``."""

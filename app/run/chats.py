@@ -27,7 +27,7 @@ from app.state.actions import (
 from app.state.history import ChatView, chat_from_detail, detached_runs, with_view
 from app.state.state import ErrorInfo, State
 from app.state.store import Store
-from app.wire.api import ChatSummary
+from app.wire.api import ChatDetail, ChatSummary
 from app.wire.errors import ChatError, HttpStatusError
 
 NOT_LOADED = ErrorInfo("chat_not_loaded", "The chat could not be loaded.")
@@ -128,15 +128,28 @@ class ChatLoader:
             return
         self._store.dispatch(ChatsListed(tuple(listing(s) for s in summaries)))
 
+    async def load_fresher(self, chat_id: str) -> None:
+        """The chat as the server has it now, in place of a copy shown offline (a failure
+        keeps what is shown, quietly: the page is offline again)."""
+        try:
+            detail = await self._api.get_chat(chat_id)
+        except ChatError:
+            return
+        self._show(chat_id, detail, fresher=True)
+
     async def _fetch(self, chat_id: str) -> bool:
         try:
             detail = await self._api.get_chat(chat_id)
         except ChatError as error:
             self._store.dispatch(ErrorRaised(error_info(error)))
             return False
+        self._show(chat_id, detail)
+        return True
+
+    def _show(self, chat_id: str, detail: ChatDetail, *, fresher: bool = False) -> None:
         chat = chat_from_detail(detail)
         view = self._views.load(chat_id)
-        self._store.dispatch(ChatLoaded(chat if view is None else with_view(chat, view)))
+        loaded = chat if view is None else with_view(chat, view)
+        self._store.dispatch(ChatLoaded(loaded, fresher=fresher))
         for run_id in detached_runs(self._store.get_state().chats[chat_id]):
             self._reattach(run_id)
-        return True

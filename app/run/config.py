@@ -30,6 +30,7 @@ class ClientConfig:
     cancel_poll_ms: int = 250  # interval of GET /api/runs/{id} while a cancel is pending
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES  # one line or event; longer: event_too_large
     auto_resume: bool = True  # resume once, automatically, when the connection drops
+    reach_probe_ms: int = 5_000  # while the server is unreachable: how often it is asked again
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     def waiting_longer_than(self, first_event_ms: int | None, idle_ms: int | None) -> ClientConfig:
@@ -64,6 +65,7 @@ class ClientConfig:
             total_timeout_ms=read("totalTimeoutMs", default.total_timeout_ms),
             cancel_deadline_ms=read("cancelDeadlineMs", default.cancel_deadline_ms),
             cancel_poll_ms=read("cancelPollMs", default.cancel_poll_ms),
+            reach_probe_ms=read("reachProbeMs", default.reach_probe_ms),
             max_event_bytes=read("maxEventBytes", default.max_event_bytes),
             warnings=tuple(warnings),
         )

@@ -132,9 +132,19 @@ ComposerAction = FileAdded | FileChanged | FileRemoved | OptionsChanged
 
 @dataclass(frozen=True, slots=True)
 class ChatLoaded:
-    """A chat's history arrived (ignored if the chat already has messages here)."""
+    """A chat's history arrived (ignored if the chat already has messages here, unless
+    ``fresher``: the server's answer after a copy kept on the device was shown offline)."""
 
     chat: ChatState
+    fresher: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionChanged:
+    """The server became unreachable (``offline``: the page shows copies kept on the device),
+    or answers again."""
+
+    offline: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,6 +360,7 @@ ChatAction = (
     | ChatsListed
     | ChatCreated
     | ChatLoaded
+    | ConnectionChanged
     | ContextMeasured
     | ChatRenamed
     | ChatDeleted

@@ -24,6 +24,7 @@ from app.state.actions import (
     ChatSelected,
     ChatsListed,
     ComposerAction,
+    ConnectionChanged,
     ContextMeasured,
     EditingChanged,
     ErrorDismissed,
@@ -82,8 +83,10 @@ def reduce(state: State, action: Action) -> State:
             return _listed(state, action)
         case ChatCreated():
             return _created(state, action)
-        case ChatLoaded(chat=chat):
-            return _loaded(state, chat)
+        case ChatLoaded(chat=chat, fresher=fresher):
+            return _loaded(state, chat, fresher=fresher)
+        case ConnectionChanged(offline=offline):
+            return state if state.offline == offline else replace(state, offline=offline)
         case ContextMeasured(chat_id=chat_id, info=info):
             known = state.chats.get(chat_id)
             return state if known is None else _put_chat(state, replace(known, context_info=info))
@@ -212,8 +215,11 @@ def _found(state: State, action: SearchFound) -> State:
     return replace(state, chats=chats, search=Search(action.query, found))
 
 
-def _loaded(state: State, loaded: ChatState) -> State:
+def _loaded(state: State, loaded: ChatState, *, fresher: bool = False) -> State:
     old = state.chats.get(loaded.chat_id)
+    if fresher and old is not None and not old.is_generating:
+        # NOTE: a copy shown offline gives way to the server's history (nothing streams here)
+        return _put_chat(state, replace(loaded, loaded=True, context_info=old.context_info))
     if old is not None and old.messages:
         # NOTE: what this client streamed is fresher than any history; keep it.
         return state if old.loaded else _put_chat(state, replace(old, loaded=True))

@@ -465,6 +465,7 @@ class State:
     search: Search | None = None
     editing: Editing = NotEditing()
     composer: ComposerState = ComposerState()
+    offline: bool = False  # NOTE: the server unreachable: chats shown from the device's copies
 
     @property
     def active_chat(self) -> ChatState | None:

@@ -212,8 +212,25 @@ def retry_html(error: ErrorInfo) -> str:
 EMPTY_STATE_HTML: Final = empty_state_html()
 
 
+OFFLINE_WORDS = (
+    "Offline: the server cannot be reached. Your chats as last seen on this device are shown;"
+    " new answers wait for the connection."
+)
+
+
+def offline_html(state: State) -> str:
+    """The notice shown while the server is unreachable, or nothing."""
+    if not state.offline:
+        return ""
+    return f'<div class="offline" data-offline role="status"><span>{OFFLINE_WORDS}</span></div>'
+
+
 def banner_html(state: State) -> str:
-    """The pre-stream / request error banner, or nothing."""
+    """The offline notice and the pre-stream / request error banner, or nothing."""
+    return offline_html(state) + _error_html(state)
+
+
+def _error_html(state: State) -> str:
     error = state.last_error
     if error is None:
         return ""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import urllib.request
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,14 @@ import dist
 import pytest
 from playwright.sync_api import Page, Response, expect
 
-from tests.e2e.conftest import BOOT_TIMEOUT_MS, LiveServer, PageGuard, serve
+from tests.e2e.conftest import (
+    BOOT_TIMEOUT_MS,
+    LiveServer,
+    PageGuard,
+    database,
+    free_port,
+    serve,
+)
 from tests.e2e.scenarios import send
 
 STREAM_MS = 60_000
@@ -148,3 +156,118 @@ def test_a_new_build_is_offered_never_mid_answer_and_never_mixed_in(
     second = _served_build(live.url)
     names = [name for name in page.evaluate("caches.keys()") if name.startswith("riacho-build-")]
     assert names == [f"riacho-build-{second}"]
+
+
+OFFLINE_ERRORS = r"ERR_INTERNET_DISCONNECTED|ERR_CONNECTION_REFUSED|Failed to fetch"
+PROBE_QUERY = "?reachProbeMs=300"
+
+
+@pytest.fixture
+def restartable(tmp_path: Path) -> Iterator[Restartable]:
+    holder = Restartable(tmp_path, free_port())
+    try:
+        yield holder
+    finally:
+        holder.stop()
+
+
+class Restartable:
+    """The reference server on one port and one database, stopped and started again."""
+
+    def __init__(self, workdir: Path, port: int) -> None:
+        self.workdir, self.port = workdir, port
+        self.url = f"http://127.0.0.1:{port}"
+        self._running: ExitStack | None = None
+        self.start()
+
+    def start(self) -> None:
+        stack = ExitStack()
+        arguments = ["server", "--host", "127.0.0.1", "--db", database(str(self.workdir / "r.db"))]
+        stack.enter_context(
+            serve(self.workdir, [*arguments, "--demo-token-ms", "5"], port=self.port)
+        )
+        self._running = stack
+
+    def stop(self) -> None:
+        if self._running is not None:
+            self._running.close()
+            self._running = None
+
+
+def _chat_text(page: Page) -> str:
+    return page.locator("#message-column").inner_text()
+
+
+def _open_chat(page: Page, chat_id: str) -> None:
+    page.locator(f'[data-chat-id="{chat_id}"]').first.click()
+    expect(page.locator(f'[data-chat-id="{chat_id}"][aria-current="true"]')).to_have_count(1)
+    expect(page.locator("[data-role=assistant]").first).to_be_visible()
+
+
+def _two_chats(page: Page) -> dict[str, str]:
+    """Two chats, each with one answer; the text of each as shown, by chat id."""
+    shown: dict[str, str] = {}
+    for prompt in ("Hello, kept for later", "A second chat to read on a train"):
+        page.locator("[data-action=new-chat]").click()
+        answer = send(page, prompt)
+        expect(answer).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
+        chat_id = page.evaluate("location.hash.slice(1)")
+        expect(page.locator(f'[data-chat-id="{chat_id}"]')).to_have_count(1)
+        shown[chat_id] = _chat_text(page)
+    return shown
+
+
+def first_chat(shown: dict[str, str]) -> str:
+    return next(iter(shown))
+
+
+def _titles(page: Page) -> list[str]:
+    return page.locator("#chat-list [data-chat-id]").all_inner_texts()
+
+
+def test_offline_the_page_opens_lists_its_chats_and_shows_each_as_last_seen(
+    page: Page, guard: PageGuard, restartable: Restartable
+) -> None:
+    guard.allow_console_error(OFFLINE_ERRORS)
+    _boot_controlled(page, restartable.url + "/" + PROBE_QUERY)
+    shown = _two_chats(page)
+    titles = _titles(page)
+    notice = page.locator("[data-offline]")
+    expect(notice).to_have_count(0)
+
+    page.context.set_offline(True)
+    expect(notice).to_be_visible()  # NOTE: the browser said so: no request needed to know
+    page.reload()
+    page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
+    expect(notice).to_contain_text("Offline")
+    expect(notice).to_contain_text("wait")
+    assert _titles(page) == titles
+    for chat_id, text in shown.items():
+        _open_chat(page, chat_id)
+        assert _chat_text(page) == text
+
+    # Renamed on the server meanwhile (as from another device): back online, the list says so.
+    renamed = page.context.request.patch(
+        f"{restartable.url}/api/chats/{first_chat(shown)}", data={"title": "Renamed elsewhere"}
+    )
+    assert renamed.ok, renamed.text()
+    page.context.set_offline(False)
+    expect(notice).to_have_count(0, timeout=10_000)
+    expect(page.locator(f'[data-chat-id="{first_chat(shown)}"]')).to_contain_text(
+        "Renamed elsewhere"
+    )
+    titles = _titles(page)
+
+    # The server itself gone (the network up): the same, and it is noticed when it is back.
+    restartable.stop()
+    page.reload()
+    page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
+    expect(notice).to_be_visible()
+    assert _titles(page) == titles
+    first = first_chat(shown)
+    _open_chat(page, first)
+    assert _chat_text(page) == shown[first]
+    restartable.start()
+    expect(notice).to_have_count(0, timeout=10_000)
+    answer = send(page, "Back on the line")
+    expect(answer).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
