@@ -21,6 +21,7 @@ from tests.e2e.conftest import (
     BOOT_TIMEOUT_MS,
     LiveServer,
     PageGuard,
+    add_password_user,
     database,
     free_port,
     serve,
@@ -271,3 +272,83 @@ def test_offline_the_page_opens_lists_its_chats_and_shows_each_as_last_seen(
     expect(notice).to_have_count(0, timeout=10_000)
     answer = send(page, "Back on the line")
     expect(answer).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
+
+
+PASSWORD = "a train through a tunnel"
+DEVICE_CACHES = "caches.keys().then((names) => names.filter((n) => n.startsWith('riacho-device-')))"
+RIACHO_KEYS = "Object.keys(localStorage).filter((key) => key.startsWith('riacho.'))"
+
+
+@pytest.fixture
+def two_users(tmp_path: Path) -> Iterator[LiveServer]:
+    db = database(str(tmp_path / "riacho.db"))
+    for name in ("ana", "bea"):
+        add_password_user(db, name, PASSWORD)
+    arguments = ["server", "--db", db, "--auth", "password", "--demo-token-ms", "2"]
+    with serve(tmp_path, arguments) as live:
+        yield live
+
+
+def _signed_in_as(page: Page, name: str) -> None:
+    expect(page.locator("form[name=sign-in]")).to_be_visible(timeout=BOOT_TIMEOUT_MS)
+    page.locator("input[name=username]").fill(name)
+    page.locator("input[name=password]").fill(PASSWORD)
+    page.locator("form[name=sign-in] button[type=submit]").click()
+    page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
+    expect(page.locator("#account-name")).to_have_text(name)
+
+
+def _chat_of_ones_own(page: Page, prompt: str) -> None:
+    answer = send(page, prompt)
+    expect(answer).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
+    chat_id = page.evaluate("location.hash.slice(1)")
+    expect(page.locator(f'[data-chat-id="{chat_id}"]')).to_have_count(1)
+
+
+def _offline_titles(page: Page) -> str:
+    """The chat list of a page reloaded with no network."""
+    page.context.set_offline(True)
+    page.reload()
+    page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
+    expect(page.locator("[data-offline]")).to_be_visible()
+    titles = page.locator("#chat-list").inner_text()
+    page.context.set_offline(False)
+    return titles
+
+
+def test_what_is_kept_is_the_signed_in_users_only(
+    page: Page, guard: PageGuard, two_users: LiveServer
+) -> None:
+    guard.allow_console_error(r"status of 401")
+    guard.allow_console_error(OFFLINE_ERRORS)
+    page.goto(two_users.url + "/")
+    _signed_in_as(page, "ana")
+    page.evaluate(ACTIVATED)
+    _chat_of_ones_own(page, "Ana's plan for the weekend")
+    assert len(page.evaluate(DEVICE_CACHES)) == 1
+    assert "Ana" in _offline_titles(page)
+    expect(page.locator("[data-offline]")).to_have_count(0, timeout=10_000)
+
+    # Sign-out removes everything of hers from the device.
+    with page.expect_navigation():
+        page.locator("[data-action=sign-out]").click()
+    expect(page.locator("form[name=sign-in]")).to_be_visible(timeout=BOOT_TIMEOUT_MS)
+    assert page.evaluate(DEVICE_CACHES) == []
+    assert page.evaluate(RIACHO_KEYS) == []
+
+    _signed_in_as(page, "bea")
+    _chat_of_ones_own(page, "Bea's shopping list")
+    bea_offline = _offline_titles(page)
+    assert "Bea" in bea_offline
+    assert "Ana" not in bea_offline
+    expect(page.locator("[data-offline]")).to_have_count(0, timeout=10_000)
+
+    # Another user on this browser without a sign-out (the session cookie gone): the page
+    # started for her forgets Bea's copies before it keeps anything of hers.
+    page.context.clear_cookies()
+    page.reload()
+    _signed_in_as(page, "ana")
+    assert len(page.evaluate(DEVICE_CACHES)) == 1
+    ana_offline = _offline_titles(page)
+    assert "Ana" in ana_offline
+    assert "Bea" not in ana_offline
