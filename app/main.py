@@ -70,6 +70,16 @@ def _keep_views(views: page.LocalViews) -> Callable[[State, State], None]:
     return on_change
 
 
+def _keep_outbox(user_id: str) -> Callable[[State, State], None]:
+    """The queued prompts are kept on the device as they change."""
+
+    def on_change(state: State, previous: State) -> None:
+        if state.outbox != previous.outbox:
+            device.keep_outbox(user_id, state.outbox)
+
+    return on_change
+
+
 def _back_online(stream: ChatStream) -> None:
     stream.resume_offline()
     stream.probe()
@@ -163,6 +173,8 @@ async def main() -> None:
     models, _ = await asyncio.gather(api.list_models(), stream.refresh_chats())
     page.show_models(models)
     stream.set_models(models)
+    stream.restore_outbox(device.kept_outbox(session.user_id))
+    stream.subscribe(_keep_outbox(session.user_id))
     chat_id = edge.active_chat_from_url()
     if chat_id is not None and chat_id in stream.get_state().chats:
         stream.select_chat(chat_id)
@@ -170,6 +182,8 @@ async def main() -> None:
     bindings.enable()
     for prompt in queued:
         bindings.send_queued(prompt)
+    if not stream.get_state().offline:
+        stream.send_queued()  # NOTE: what an earlier page queued, now the server answers
     edge.mark_ready()
     edge.spawn(_load_deferred(enhancer))
 

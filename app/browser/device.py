@@ -1,23 +1,30 @@
-"""What this browser keeps of the signed-in user (SPEC §11): the session and the API reads.
+"""What this browser keeps of the signed-in user (SPEC §11): the session, the API reads and
+the prompts queued offline.
 
 The reads (:class:`~app.run.kept.KeptApi`'s shelf) are kept in Cache Storage, in a cache named
 after the user (``riacho-device-<user id>``), never in the service worker's caches, which hold
 only the page's files and are the same for everyone. The last session is kept in
-``localStorage`` so that the page can start with no server. Sign-out forgets all of it, and a
+``localStorage`` so that the page can start with no server, and the queued prompts under the
+user's id there. Sign-out forgets all of it, and a
 page started by another user forgets the previous user's first (:func:`keep_only`).
 """
 
 from __future__ import annotations
+
+import json
 
 import js
 from pydantic import ValidationError
 from pyodide.ffi import JsException
 
 from app.browser.edge import js_object, present
+from app.state.outbox import Outbox
+from app.state.outbox import kept_outbox as outbox_from_json
 from app.wire.api import SessionInfo
 
 DEVICE_CACHE = "riacho-device-"
 SESSION_KEY = "riacho.session"
+OUTBOX_KEY = "riacho.outbox."
 KEY_PREFIX = "riacho."
 # NOTE: a URL of the page's own folder that nothing serves: a cache needs a URL per entry
 ENTRY_PATH = "./__device__/"
@@ -54,6 +61,26 @@ class CacheShelf:
             await js_cache.delete(ENTRY_PATH + key)
         except (JsException, AttributeError):
             return
+
+
+def kept_outbox(user_id: str) -> Outbox:
+    """The prompts ``user_id`` queued offline on an earlier page, in order."""
+    text = js.localStorage.getItem(OUTBOX_KEY + user_id)
+    if not present(text):
+        return ()
+    try:
+        return outbox_from_json(json.loads(str(text)))
+    except ValueError:
+        return ()
+
+
+def keep_outbox(user_id: str, outbox: Outbox) -> None:
+    """Keep the queued prompts (a reload or a closed tab loses none of them)."""
+    if outbox:
+        kept = json.dumps([item.to_json() for item in outbox])
+        js.localStorage.setItem(OUTBOX_KEY + user_id, kept)
+    else:
+        js.localStorage.removeItem(OUTBOX_KEY + user_id)
 
 
 def kept_session() -> SessionInfo | None:

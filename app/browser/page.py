@@ -527,6 +527,8 @@ class Page:
             "cancel-edit": Act(tell("cancel-edit"), PROMPT),
             "resume": Act(tell("resume")),
             "regenerate": Act(tell("regenerate")),
+            "edit-queued": Act(tell("edit-queued"), PROMPT),
+            "remove-queued": Act(tell("remove-queued"), PROMPT),
             "copy": Act(lambda target, _m: self._copy_answer(target)),
             # NOTE: the switchers keep focus themselves (on the switcher of the message shown)
             "attempt-prev": Act(self._switcher("attempt-prev")),

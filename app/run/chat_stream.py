@@ -18,7 +18,7 @@ from typing import Any
 from app.run.cancel import settle_cancel
 from app.run.chats import ChatLoader, ViewMemory
 from app.run.config import ClientConfig
-from app.run.runner import RunEnv, Window, drive, error_info, read_resumed
+from app.run.runner import RunEnv, Window, drive, drive_queued, error_info, read_resumed
 from app.run.transport import ChatApi, StreamTransport
 from app.state.actions import (
     Action,
@@ -30,15 +30,18 @@ from app.state.actions import (
     ComposerAction,
     ConnectionChanged,
     ContextMeasured,
+    DraftGiven,
     EditingChanged,
     ErrorDismissed,
     ErrorRaised,
     NoticeDismissed,
+    OutboxChanged,
     ResumeStarted,
     RunStarted,
     SearchChanged,
     StopRequested,
 )
+from app.state.outbox import Outbox, QueuedPrompt, find, marked, next_to_send, queued, without
 from app.state.reducer import reduce
 from app.state.state import (
     SETTLED,
@@ -54,7 +57,7 @@ from app.state.state import (
 from app.state.store import Listener, Store, print_error
 from app.state.trace import Clock, RunTrace, monotonic_ms
 from app.wire.api import AttachmentInfo, ModelInfo, ReasoningEffort, RespondStreamBody
-from app.wire.errors import ChatError
+from app.wire.errors import ChatError, TransportError
 
 Task = asyncio.Task[Any]
 
@@ -135,6 +138,7 @@ class ChatStream:
         self._models: dict[str, ModelInfo] = {}
         self._preparing = False
         self._probe: Task | None = None
+        self._flushing: Task | None = None
         if on_trace is not None:
             self._store.subscribe(lambda state, previous: _report(on_trace, state, previous))
 
@@ -155,7 +159,11 @@ class ChatStream:
         by its first answer); it follows the last answer on screen."""
         state = self.get_state()
         empty = not prompt.strip() and not options.attachments
-        if empty or state.is_generating or self._preparing:
+        if empty:
+            return None
+        if state.offline or state.outbox:
+            return self._queue(prompt, options)
+        if state.is_generating or self._preparing:
             return None
         chat = state.active_chat
         if chat is None:
@@ -207,6 +215,132 @@ class ChatStream:
         tasks = [self._resume_run(run_id, automatic=True) for run_id in offline]
         return [task for task in tasks if task is not None]
 
+    # --- the outbox: prompts sent while the server cannot be reached (app/state/outbox.py) ----
+
+    def _queue(self, prompt: str, options: SendOptions) -> Task:
+        """Keep the prompt, with its run id made now, to be sent when the server answers (it
+        goes after the prompts queued before it)."""
+        chat_id = self.get_state().active_chat_id
+        if chat_id is None:
+            chat_id = self._make_id("chat")
+            self._store.dispatch(ChatCreated(chat_id))
+        item = QueuedPrompt(
+            self._make_id("run"),
+            chat_id,
+            prompt,
+            thinking_enabled=options.thinking_enabled,
+            reasoning_effort=options.reasoning_effort,
+            tool_intent=options.tool_intent,
+            model_id=options.model_id,
+            attachments=options.attachments,
+        )
+        self._set_outbox(queued(self.get_state().outbox, item))
+        return self.send_queued()
+
+    def restore_outbox(self, outbox: Outbox) -> None:
+        """The prompts the device kept from an earlier page (a chat made by one of them, not on
+        the server yet, is made here again)."""
+        for chat_id in dict.fromkeys(item.chat_id for item in outbox):
+            if chat_id not in self.get_state().chats:
+                self._store.dispatch(ChatCreated(chat_id, shown=False))
+        self._set_outbox(outbox)
+
+    def edit_queued(self, run_id: str) -> None:
+        """Take a queued prompt back into the composer (it is not sent)."""
+        item = find(self.get_state().outbox, run_id)
+        if item is None or item.sending:
+            return
+        self._set_outbox(without(self.get_state().outbox, run_id))
+        self._store.dispatch(DraftGiven(item.prompt))
+
+    def remove_queued(self, run_id: str) -> None:
+        """Drop a queued prompt before it goes."""
+        item = find(self.get_state().outbox, run_id)
+        if item is not None and not item.sending:
+            self._set_outbox(without(self.get_state().outbox, run_id))
+
+    def send_queued(self) -> Task:
+        """Send the queued prompts, one at a time and in order, while the server answers (the
+        task already doing so, if there is one)."""
+        if self._flushing is None or self._flushing.done():
+            self._flushing = self._spawn(self._flush())
+        return self._flushing
+
+    async def _settled(self, chat_id: str) -> None:
+        """Until no answer of the chat is on its way."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def check(state: State, _previous: State) -> None:
+            chat = state.chats.get(chat_id)
+            if (chat is None or not chat.is_generating) and not done.done():
+                done.set_result(None)
+
+        unsubscribe = self.subscribe(check)
+        try:
+            check(self.get_state(), self.get_state())
+            await done
+        finally:
+            unsubscribe()
+
+    def _set_outbox(self, outbox: Outbox) -> None:
+        self._store.dispatch(OutboxChanged(outbox))
+
+    async def _flush(self) -> None:
+        while not self.get_state().offline:
+            item = next_to_send(self.get_state().outbox)
+            if item is None or not await self._send_one(item):
+                return
+
+    async def _send_one(self, item: QueuedPrompt) -> bool:
+        """Send ``item``; whether the next may go (False: the server is out of reach again)."""
+        state = self.get_state()
+        chat = state.chats.get(item.chat_id)
+        if chat is not None and not chat.loaded and not await self._chats.load(item.chat_id):
+            return False
+        await self._settled(item.chat_id)  # NOTE: it follows the answer on its way, if any
+        chat = self.get_state().chats.get(item.chat_id)
+        after_run = None if chat is None else _last_answer(chat)
+        options = SendOptions(
+            item.thinking_enabled,
+            item.reasoning_effort,
+            item.tool_intent,
+            item.model_id,
+            item.attachments,
+        )
+        self._set_outbox(marked(self.get_state().outbox, item.run_id, sending=True))
+        body = options.body(item.chat_id, item.prompt, item.run_id, after_run=after_run)
+
+        def started() -> None:
+            self._set_outbox(without(self.get_state().outbox, item.run_id))
+            self._store.dispatch(
+                RunStarted(
+                    item.run_id,
+                    self._env.clock(),
+                    item.chat_id,
+                    self._make_id("msg"),
+                    item.prompt,
+                    self._make_id("msg"),
+                    after_run=after_run,
+                    attachments=item.attachments,
+                    model_id=item.model_id,
+                    queued=True,
+                )
+            )
+            self._options[item.run_id] = options
+
+        env = self._env_for(item.model_id)
+        failed = await drive_queued(env, item.run_id, body, started)
+        if isinstance(failed, TransportError):
+            self._set_outbox(marked(self.get_state().outbox, item.run_id, sending=False))
+            self.server_reached(False)
+            return False
+        if failed is not None:  # NOTE: refused: given back to the composer with the reason
+            self._set_outbox(without(self.get_state().outbox, item.run_id))
+            self._store.dispatch(ErrorRaised(error_info(failed), draft=item.prompt))
+        return True
+
+    # --- reaching the server ----------------------------------------------------------------
+
     def server_reached(self, reached: bool) -> None:
         """Whether the server answered the page's last request (``KeptApi`` reports each).
         Unreachable: the page says it is offline and asks again every ``reach_probe_ms``.
@@ -216,6 +350,8 @@ class ChatStream:
             return
         self._store.dispatch(ConnectionChanged(offline=not reached))
         if reached:
+            if self._probe is not None:
+                self._probe.cancel()
             self._spawn(self._back_online())
         elif self._probe is None or self._probe.done():
             self._probe = self._spawn(self._probe_until_reached())
@@ -237,6 +373,7 @@ class ChatStream:
             self._chats.refresh(), *(self._chats.load_fresher(chat_id) for chat_id in shown)
         )
         self.resume_offline()
+        self.send_queued()
 
     def regenerate(self, message_id: str) -> Task | None:
         """A new attempt (new run, attempt + 1) at the answer ``message_id``."""

@@ -115,6 +115,13 @@ async def drive(env: RunEnv, run_id: str, body: RespondStreamBody) -> None:
     except ChatError as error:
         env.dispatch(PreStreamFailed(run_id, env.clock(), error_info(error)))
         return
+    await _read_to_end(env, run_id, chunks, window, opened)
+
+
+async def _read_to_end(
+    env: RunEnv, run_id: str, chunks: ByteStream, window: Window, opened: float
+) -> None:
+    """Read an opened run's stream; fill a gap; resume once, automatically, if it dropped."""
     await read_stream(env, run_id, chunks, window, opened)
     await fill_gap(env, run_id, window)
     run = env.run(run_id)
@@ -122,6 +129,32 @@ async def drive(env: RunEnv, run_id: str, body: RespondStreamBody) -> None:
     if dropped and env.config.auto_resume and env.is_online():
         env.dispatch(ResumeStarted(run_id, env.clock(), automatic=True))
         await read_resumed(env, run_id, window)
+
+
+async def drive_queued(
+    env: RunEnv, run_id: str, body: RespondStreamBody, started: Callable[[], None]
+) -> ChatError | None:
+    """Send a prompt queued offline, its run id made when it was queued; ``started()`` once
+    the server answers with the stream (nothing of the run is in the store before), then read
+    it as :func:`drive` does. When the server already has the run (``409 run_exists``: an
+    earlier request got through though its answer was lost), its events are read from the
+    first instead, so a prompt is never answered twice. The error, if the server did not
+    take it: a :class:`TransportError` (a timeout counts as one) means it should wait again."""
+    window = Window()
+    try:
+        try:
+            chunks, opened = await _open(env, window, env.streams.open_run(body))
+        except HttpStatusError as error:
+            if error.code != "run_exists":
+                raise
+            chunks, opened = await _open(env, window, env.streams.open_events(run_id, 0))
+    except TimeoutFired as fired:
+        return TransportError(f"no answer in {_limit_ms(env.config, fired.kind) / 1000:g} s")
+    except ChatError as error:
+        return error
+    started()
+    await _read_to_end(env, run_id, chunks, window, opened)
+    return None
 
 
 async def read_resumed(env: RunEnv, run_id: str, window: Window) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from app.state.outbox import Outbox
 from app.state.state import (
     ChatState,
     ComposerFile,
@@ -57,6 +58,7 @@ class ChatCreated:
 
     chat_id: str
     title: str = ""
+    shown: bool = True  # NOTE: False: a chat of prompts queued before a reload, kept aside
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +150,14 @@ class ConnectionChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class OutboxChanged:
+    """A prompt was queued offline, edited back, removed, sent or given back (app/state/outbox.py
+    makes the new outbox)."""
+
+    outbox: Outbox
+
+
+@dataclass(frozen=True, slots=True)
 class ContextMeasured:
     """A chat's context usage became known outside a run (its compaction answered)."""
 
@@ -161,6 +171,13 @@ class ErrorRaised:
 
     error: ErrorInfo
     draft: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DraftGiven:
+    """A prompt handed back to the composer (a queued prompt taken back to be edited)."""
+
+    text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +224,7 @@ class RunStarted:
     after_run: str | None = None  # a send: the run whose answer the prompt follows
     attachments: tuple[AttachmentInfo, ...] = ()  # a send: the files sent with the prompt
     model_id: str | None = None  # the model asked (None: the server's choice)
+    queued: bool = False  # a prompt queued offline, sent now: the composer is not its
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,6 +379,7 @@ ChatAction = (
     | ChatCreated
     | ChatLoaded
     | ConnectionChanged
+    | OutboxChanged
     | ContextMeasured
     | ChatRenamed
     | ChatDeleted
@@ -369,6 +388,7 @@ ChatAction = (
     | EditingChanged
     | ComposerAction
     | ErrorRaised
+    | DraftGiven
     | ErrorDismissed
     | NoticeDismissed
     | AttemptShown

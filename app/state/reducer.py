@@ -26,6 +26,7 @@ from app.state.actions import (
     ComposerAction,
     ConnectionChanged,
     ContextMeasured,
+    DraftGiven,
     EditingChanged,
     ErrorDismissed,
     ErrorRaised,
@@ -36,6 +37,7 @@ from app.state.actions import (
     FileRemoved,
     NoticeDismissed,
     OptionsChanged,
+    OutboxChanged,
     PreStreamFailed,
     ResumeStarted,
     RunAction,
@@ -85,6 +87,8 @@ def reduce(state: State, action: Action) -> State:
             return _created(state, action)
         case ChatLoaded(chat=chat, fresher=fresher):
             return _loaded(state, chat, fresher=fresher)
+        case OutboxChanged(outbox=outbox):
+            return state if state.outbox == outbox else replace(state, outbox=outbox)
         case ConnectionChanged(offline=offline):
             return state if state.offline == offline else replace(state, offline=offline)
         case ContextMeasured(chat_id=chat_id, info=info):
@@ -105,6 +109,8 @@ def reduce(state: State, action: Action) -> State:
         case ErrorRaised(error=error, draft=draft):
             draft = state.composer_draft if draft is None else draft
             return _replace(state, last_error=error, composer_draft=draft)
+        case DraftGiven(text=text):
+            return _replace(state, composer_draft=text)
         case ErrorDismissed():
             return _replace(state, last_error=None)
         case NoticeDismissed():
@@ -169,6 +175,8 @@ def _with_listings(
 def _created(state: State, action: ChatCreated) -> State:
     chat = state.chats.get(action.chat_id) or ChatState(action.chat_id, action.title, loaded=True)
     chats = {**state.chats, action.chat_id: chat}
+    if not action.shown:
+        return replace(state, chats=chats)
     return replace(state, chats=chats, active_chat_id=action.chat_id, editing=NotEditing())
 
 
@@ -274,6 +282,8 @@ def _start(state: State, action: RunStarted) -> State:
         branches=branches,
         model_id=action.model_id or chat.model_id,
     )
+    if action.queued:  # NOTE: what the user types (or was given back) meanwhile stays
+        return _put_chat(state, chat)
     return replace(_put_chat(state, chat), composer_draft="", last_error=None, editing=NotEditing())
 
 

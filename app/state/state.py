@@ -44,6 +44,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
+from app.state.outbox import Outbox
 from app.state.trace import Gap, RunTrace
 from app.wire.api import (
     AttachmentInfo,
@@ -466,6 +467,7 @@ class State:
     editing: Editing = NotEditing()
     composer: ComposerState = ComposerState()
     offline: bool = False  # NOTE: the server unreachable: chats shown from the device's copies
+    outbox: Outbox = ()  # prompts sent while offline, in order, until the server takes each
 
     @property
     def active_chat(self) -> ChatState | None:

@@ -59,6 +59,8 @@ def is_structural(state: State, previous: State) -> bool:
         or state.last_error != previous.last_error
         or state.fallback_notice != previous.fallback_notice
         or state.composer_draft != previous.composer_draft
+        or state.offline != previous.offline
+        or state.outbox != previous.outbox
     ):
         return True
     chat, before = state.active_chat, previous.active_chat

@@ -167,6 +167,10 @@ class Controller:
                 self._stream.set_editing(EditingPrompt(message_id))
             case "copy":
                 self._copy(message_id)
+            case "edit-queued":  # NOTE: a queued prompt's id is its run id
+                self._stream.edit_queued(message_id)
+            case "remove-queued":
+                self._stream.remove_queued(message_id)
             case _:
                 return False
         return True

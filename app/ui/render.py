@@ -15,6 +15,7 @@ from datetime import date, datetime, timedelta, tzinfo
 from html import escape
 from typing import Any, Final
 
+from app.state.outbox import QueuedPrompt, waiting_in
 from app.state.state import (
     ComposerFile,
     ConfirmingDelete,
@@ -377,6 +378,34 @@ class PromptView:
 
 AttachmentSrc = Callable[[str], str]
 """The URL a sent attachment's bytes are read from (for image previews)."""
+
+
+QUEUED_WORDS = "Waiting for the connection: it is sent once, as soon as the server answers"
+SENDING_WORDS = "Sending…"
+
+
+def queued_html(state: State) -> str:
+    """The active chat's prompts sent offline, in the order they will go, each saying that it
+    waits, with Edit (back to the composer) and Remove while it does."""
+    return "".join(_queued_prompt(item) for item in waiting_in(state.outbox, state.active_chat_id))
+
+
+def _queued_prompt(item: QueuedPrompt) -> str:
+    key = attr("data-message-id", item.run_id)
+    if item.sending:
+        status, actions = SENDING_WORDS, ""
+    else:
+        status = QUEUED_WORDS
+        actions = (
+            '<div class="queued-actions">'
+            f'<button type="button" data-action="edit-queued"{key}>Edit</button>'
+            f'<button type="button" data-action="remove-queued"{key}>Remove</button></div>'
+        )
+    return (
+        f'<article class="message queued" data-queued{attr("data-run-id", item.run_id)}>'
+        f'<div class="bubble">{escape(item.prompt)}</div>'
+        f'<p class="queued-status">{status}</p>{actions}</article>'
+    )
 
 
 def user_message_html(view: PromptView | MessageState, src: AttachmentSrc | None = None) -> str:

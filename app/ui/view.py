@@ -38,13 +38,22 @@ from app.ui.render import (
     message_foot_html,
     parts_html,
     pending_answer_html,
+    queued_html,
     toast_html,
     user_message_html,
 )
 from app.wire.parts import answer_content
 from app.wire.text import Text
 
-SLOTS = ("#chat-head", "#chat-list", "#banner-slot", "#context-slot", "#toasts", "#attachment-list")
+SLOTS = (
+    "#chat-head",
+    "#chat-list",
+    "#banner-slot",
+    "#context-slot",
+    "#toasts",
+    "#attachment-list",
+    "#queued-slot",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +248,7 @@ class View:
         self._set_slot("#chat-head", chat_head_html(state))
         self._set_slot("#chat-list", chat_list_html(state, self._now()))
         self._set_slot("#banner-slot", banner_html(state))
+        self._set_slot("#queued-slot", queued_html(state))
         self._set_slot("#context-slot", context_html(state.context_info))
         self._set_slot("#toasts", toast_html(state))
         self._set_slot("#attachment-list", composer_files_html(state.composer.files))
