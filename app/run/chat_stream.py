@@ -224,16 +224,10 @@ class ChatStream:
         if chat_id is None:
             chat_id = self._make_id("chat")
             self._store.dispatch(ChatCreated(chat_id))
-        item = QueuedPrompt(
-            self._make_id("run"),
-            chat_id,
-            prompt,
-            thinking_enabled=options.thinking_enabled,
-            reasoning_effort=options.reasoning_effort,
-            tool_intent=options.tool_intent,
-            model_id=options.model_id,
-            attachments=options.attachments,
-        )
+        item = QueuedPrompt(self._make_id("run"), chat_id, prompt, *_queued_options(options))
+        return self._enqueue(item)
+
+    def _enqueue(self, item: QueuedPrompt) -> Task:
         self._set_outbox(queued(self.get_state().outbox, item))
         return self.send_queued()
 
@@ -300,13 +294,7 @@ class ChatStream:
         await self._settled(item.chat_id)  # NOTE: it follows the answer on its way, if any
         chat = self.get_state().chats.get(item.chat_id)
         after_run = None if chat is None else _last_answer(chat)
-        options = SendOptions(
-            item.thinking_enabled,
-            item.reasoning_effort,
-            item.tool_intent,
-            item.model_id,
-            item.attachments,
-        )
+        options = SendOptions(*_queued_options(item))
         self._set_outbox(marked(self.get_state().outbox, item.run_id, sending=True))
         body = options.body(item.chat_id, item.prompt, item.run_id, after_run=after_run)
 
@@ -512,7 +500,13 @@ class ChatStream:
         )
         self._options[run_id] = options
         body = options.body(chat_id, prompt, run_id, after_run=after_run)
-        return self._begin(run_id, drive(self._env_for(options.model_id), run_id, body))
+
+        def unreachable() -> None:  # NOTE: the same run id: if it did arrive, 409 run_exists
+            self._enqueue(QueuedPrompt(run_id, chat_id, prompt, *_queued_options(options)))
+            self.server_reached(False)
+
+        env = self._env_for(options.model_id)
+        return self._begin(run_id, drive(env, run_id, body, unreachable))
 
     async def _prepare_and_send(self, chat_id: str, prompt: str, options: SendOptions) -> None:
         try:
@@ -597,6 +591,19 @@ class ChatStream:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             self._on_error(task.exception())  # type: ignore[arg-type]
+
+
+def _queued_options(
+    options: SendOptions | QueuedPrompt,
+) -> tuple[bool, ReasoningEffort | None, bool, str | None, tuple[AttachmentInfo, ...]]:
+    """The options a prompt is sent with, the same on a send and in the outbox."""
+    return (
+        options.thinking_enabled,
+        options.reasoning_effort,
+        options.tool_intent,
+        options.model_id,
+        options.attachments,
+    )
 
 
 def _last_answer(chat: ChatState) -> str | None:

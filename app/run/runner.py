@@ -104,8 +104,16 @@ DROPS: Final = ("eof", "network")
 """Interruptions a resume may continue at once (``offline`` waits for the connection)."""
 
 
-async def drive(env: RunEnv, run_id: str, body: RespondStreamBody) -> None:
-    """Open a new run's stream and read it; resume once, automatically, if it drops."""
+async def drive(
+    env: RunEnv,
+    run_id: str,
+    body: RespondStreamBody,
+    unreachable: Callable[[], None] | None = None,
+) -> None:
+    """Open a new run's stream and read it; resume once, automatically, if it drops.
+
+    With ``unreachable``, a request that got no answer at all (the server out of reach) is
+    withdrawn quietly and ``unreachable()`` called, to queue the prompt with this run id."""
     window = Window()
     try:
         chunks, opened = await _open(env, window, env.streams.open_run(body))
@@ -113,7 +121,10 @@ async def drive(env: RunEnv, run_id: str, body: RespondStreamBody) -> None:
         await _fail_timeout(env, run_id, fired.kind)
         return
     except ChatError as error:
-        env.dispatch(PreStreamFailed(run_id, env.clock(), error_info(error)))
+        queue = unreachable is not None and isinstance(error, TransportError)
+        env.dispatch(PreStreamFailed(run_id, env.clock(), error_info(error), queued=queue))
+        if queue and unreachable is not None:
+            unreachable()
         return
     await _read_to_end(env, run_id, chunks, window, opened)
 

@@ -229,11 +229,13 @@ class RunStarted:
 
 @dataclass(frozen=True, slots=True)
 class PreStreamFailed:
-    """The request failed before the stream started: the run is withdrawn."""
+    """The request failed before the stream started: the run is withdrawn (``queued``: its
+    prompt waits in the outbox instead of going back to the composer with the error)."""
 
     run_id: str
     at: float
     error: ErrorInfo
+    queued: bool = False
 
 
 @dataclass(frozen=True, slots=True)

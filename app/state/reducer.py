@@ -359,6 +359,8 @@ def _withdraw(state: State, chat: ChatState, run: RunState, action: PreStreamFai
         run_ids = tuple(r for r in message.run_ids if r != run.run_id)
         messages = _swap(messages, replace(message, run_ids=run_ids, shown=len(run_ids) - 1))
     chat = replace(chat, runs=runs, live_runs=live, messages=messages, branches=branches)
+    if action.queued:
+        return _put_chat(state, chat)
     error = action.error
     if error.retry_after is not None:
         error = replace(error, retry_at=action.at + error.retry_after * 1000)

@@ -15,7 +15,7 @@ from typing import Any
 
 import dist
 import pytest
-from playwright.sync_api import Page, Response, expect
+from playwright.sync_api import Locator, Page, Response, Route, expect
 
 from tests.e2e.conftest import (
     BOOT_TIMEOUT_MS,
@@ -26,9 +26,10 @@ from tests.e2e.conftest import (
     free_port,
     serve,
 )
-from tests.e2e.scenarios import send
+from tests.e2e.scenarios import STREAM_ROUTE, send
 
 STREAM_MS = 60_000
+STREAM_PATH = "/api/respond/stream"
 LONG_PROMPT = "Explain how a river forms, with a table of the five longest rivers"
 BUILD = re.compile(r'"build":"([0-9a-f]+)"')
 ACTIVATED = """navigator.serviceWorker.ready.then((registration) => new Promise((resolve) => {
@@ -352,3 +353,96 @@ def test_what_is_kept_is_the_signed_in_users_only(
     ana_offline = _offline_titles(page)
     assert "Ana" in ana_offline
     assert "Bea" not in ana_offline
+
+
+def _queue(page: Page, prompt: str) -> Locator:
+    """Send ``prompt`` offline; its waiting prompt (by the words, never "the last one")."""
+    page.locator("textarea[name=prompt]").fill(prompt)
+    page.locator("[data-action=send]").click()
+    waiting = page.locator("[data-queued]", has_text=prompt)
+    expect(waiting).to_be_visible()
+    return waiting
+
+
+def _runs_on_server(page: Page, url: str, chat_id: str, run_id: str) -> int:
+    chat = page.context.request.get(f"{url}/api/chats/{chat_id}").json()
+    return sum(message.get("runId") == run_id for message in chat["messages"])
+
+
+def test_prompts_sent_offline_wait_survive_a_reload_and_are_answered_exactly_once(
+    page: Page, guard: PageGuard, restartable: Restartable
+) -> None:
+    guard.allow_console_error(OFFLINE_ERRORS)
+    guard.allow_console_error(r"net::ERR_FAILED|status of 409")  # NOTE: the lost answer's
+    _boot_controlled(page, restartable.url + "/" + PROBE_QUERY)
+    first = send(page, "Hello before the tunnel")
+    expect(first).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
+    chat_id = page.evaluate("location.hash.slice(1)")
+    posted: list[str] = []
+    page.on("request", lambda r: posted.append(r.url) if r.url.endswith(STREAM_PATH) else None)
+
+    page.context.set_offline(True)
+    expect(page.locator("[data-offline]")).to_be_visible()
+    waiting = _queue(page, "Which river is the longest?")
+    expect(waiting).to_contain_text("Waiting for the connection")
+    run_id = str(waiting.get_attribute("data-run-id"))
+    removed = _queue(page, "A prompt I change my mind about")
+    removed.locator("[data-action=remove-queued]").click()
+    expect(removed).to_have_count(0)
+    edited = _queue(page, "A prompt with a tpyo")
+    edited.locator("[data-action=edit-queued]").click()
+    expect(edited).to_have_count(0)
+    expect(page.locator("textarea[name=prompt]")).to_have_value("A prompt with a tpyo")
+    page.locator("textarea[name=prompt]").fill("")
+
+    page.reload()  # NOTE: offline: the page and the queue come from the device
+    page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
+    waiting = page.locator(f'[data-queued][data-run-id="{run_id}"]')
+    expect(waiting).to_contain_text("Which river is the longest?")
+    expect(page.locator("[data-queued]")).to_have_count(1)
+    assert posted == []
+
+    # Back online, the first request reaches the server but its answer is lost on the way
+    # back; the page sends it again with the same run id and attaches to the run it made.
+    lost: list[str] = []
+
+    def lose_the_answer(route: Route) -> None:
+        route.fetch()
+        lost.append(route.request.url)
+        route.abort()
+
+    page.route(STREAM_ROUTE, lose_the_answer, times=1)
+    page.context.set_offline(False)
+    answer = page.locator(f'[data-role=assistant][data-run-id="{run_id}"]')
+    expect(answer).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
+    expect(page.locator("[data-queued]")).to_have_count(0)
+    assert len(lost) == 1
+    assert len(posted) == 2  # NOTE: the lost one and the one answered 409 run_exists
+    assert _runs_on_server(page, restartable.url, chat_id, run_id) == 1
+    page.reload()
+    page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
+    expect(answer).to_have_attribute("data-status", "completed")
+    expect(page.locator("[data-queued]")).to_have_count(0)
+
+
+def test_a_prompt_queued_while_the_server_is_down_goes_when_it_is_back(
+    page: Page, guard: PageGuard, restartable: Restartable
+) -> None:
+    guard.allow_console_error(OFFLINE_ERRORS)
+    _boot_controlled(page, restartable.url + "/" + PROBE_QUERY)
+    restartable.stop()
+    page.locator("[data-action=new-chat]").click()
+    page.locator("textarea[name=prompt]").fill("Sent while the server was down")
+    page.locator("[data-action=send]").click()
+    # NOTE: the browser still says online: the failed request tells the page
+    waiting = page.locator("[data-queued]", has_text="Sent while the server was down")
+    expect(waiting).to_be_visible()
+    expect(page.locator("[data-offline]")).to_be_visible()
+    run_id = str(waiting.get_attribute("data-run-id"))
+    restartable.start()
+    answer = page.locator(f'[data-role=assistant][data-run-id="{run_id}"]')
+    expect(answer).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
+    expect(page.locator("[data-offline]")).to_have_count(0)
+    chat_id = page.evaluate("location.hash.slice(1)")
+    expect(page.locator(f'#chat-list [data-chat-id="{chat_id}"]')).to_have_count(1)
+    assert _runs_on_server(page, restartable.url, chat_id, run_id) == 1

@@ -156,11 +156,26 @@ async def test_a_prompt_after_an_answer_the_server_never_had_follows_the_one_bef
     await open_chat(fake, chat)
     fake.runs.append(Script([text(1, "a"), done(2)]))
     fake.runs.append(Script(error=TransportError("offline")))  # never reached the server
-    fake.runs.append(Script([text(1, "c", "run_3"), done(2, "run_3")]))
+    fake.runs.append(Script([text(1, "b", "run_2"), done(2, "run_2")]))
     await finish(chat.send("one"))
-    await finish(chat.send("two"))
-    await finish(chat.send("three"))
-    assert fake.opened[2].after_run_id == "run_1"
+    await finish(chat.send("two"))  # NOTE: it waits, and goes when the server is back
+    fake.chats["c1"] = detail(  # NOTE: the server's history, fetched again when it is back
+        "c1",
+        [
+            MessageOut(id="u1", role="user", text="one"),
+            MessageOut(
+                id="a1",
+                role="assistant",
+                text="a",
+                status="completed",
+                run_id="run_1",
+                parent_id="u1",
+            ),
+        ],
+    )
+    chat.server_reached(True)
+    await chat.wait_idle()
+    assert (fake.opened[2].run_id, fake.opened[2].after_run_id) == ("run_2", "run_1")
 
 
 # --- the history --------------------------------------------------------------------------------

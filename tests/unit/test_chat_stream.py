@@ -127,7 +127,7 @@ async def test_pre_stream_error_keeps_the_prompt_in_the_composer() -> None:
     assert not state.is_generating
 
 
-async def test_network_failure_before_the_answer_is_a_pre_stream_error() -> None:
+async def test_a_send_that_gets_no_answer_at_all_waits_in_the_outbox_with_its_run_id() -> None:
     fake = FakeTransport()
     chat = make_stream(fake)
     await open_chat(fake, chat)
@@ -138,8 +138,11 @@ async def test_network_failure_before_the_answer_is_a_pre_stream_error() -> None
     await finish(task)
 
     state = chat.get_state()
-    assert state.last_error is not None and state.last_error.code == "network_error"
-    assert state.composer_draft == "hello"
+    assert state.offline
+    assert [(q.run_id, q.prompt) for q in state.outbox] == [("run_1", "hello")]
+    assert state.chats["c1"].messages == ()  # NOTE: shown as waiting, not as a turn
+    assert state.last_error is None and state.composer_draft == ""
+    chat.close()
 
 
 async def test_error_event_fails_the_run_with_its_code_and_keeps_the_text() -> None:
