@@ -105,6 +105,7 @@ function showOffer(registration) {
 
 async function registerWorker() {
   const registration = await navigator.serviceWorker.register("./sw.js", { updateViaCache: "none" });
+  if (!registration) return; // NOTE: a browser that blocks service workers answers nothing
   const update = showOffer(registration);
   const watch = (worker) => worker && worker.addEventListener("statechange", update);
   watch(registration.installing);

@@ -356,7 +356,8 @@ class ChatStream:
 
     async def _back_online(self) -> None:
         state = self.get_state()
-        shown = [chat_id for chat_id, chat in state.chats.items() if chat.loaded]
+        listed = set(state.chat_order)  # NOTE: a chat made here offline is not on the server
+        shown = [c for c, chat in state.chats.items() if chat.loaded and c in listed]
         await asyncio.gather(
             self._chats.refresh(), *(self._chats.load_fresher(chat_id) for chat_id in shown)
         )
