@@ -37,8 +37,10 @@ def _refresh_titles(stream: ChatStream, kept: KeptApi) -> Callable[[State, State
     def on_change(state: State, previous: State) -> None:
         if previous.is_generating and not state.is_generating and edge.is_online():
             stream.refresh_chats()
-            if state.active_chat_id is not None:
-                edge.spawn(kept.refresh_copy(state.active_chat_id))
+            chat = state.active_chat
+            # NOTE: only a chat the server has (a first send it refused made none)
+            if chat is not None and any(run.last_seq for run in chat.runs.values()):
+                edge.spawn(kept.refresh_copy(chat.chat_id))
 
     return on_change
 

@@ -4,7 +4,9 @@
 the page at desktop (1280 x 800) and phone (390 x 844, touch) sizes in light and dark, asks the
 demo model one question with thinking and tools on (so the answer has a thought, tool calls,
 an image, a table, highlighted code and typeset math), and writes
-``docs/screenshot-{desktop,mobile}-{light,dark}.png``.
+``docs/screenshot-{desktop,mobile}-{light,dark}.png``; then, at phone size, the app as its
+service worker serves it with the network off: a chat read from the device, a prompt waiting
+for the connection (``docs/screenshot-offline.png``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from playwright.sync_api import Page, sync_playwright
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 from chromium import find_chromium  # noqa: E402
+from service_worker import WORKER_ACTIVE  # noqa: E402
 
 DOCS = ROOT / "docs"
 PROMPT = "Draw a river at dawn, then show the quadratic formula math with some code"
@@ -93,6 +96,32 @@ def shoot(page: Page, url: str, mobile: bool, path: Path) -> None:
     print(f"screenshots: wrote {path.relative_to(ROOT)}", flush=True)
 
 
+OFFLINE_PROMPT = "What is the source of the Douro?"
+
+
+def shoot_offline(page: Page, url: str, path: Path) -> None:
+    """A chat answered online, then the page reloaded with no network and a prompt sent."""
+    page.goto(url)
+    page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_MS)
+    page.locator("textarea[name=prompt]").fill("Name three rivers of Portugal")
+    page.locator("[data-action=send]").click()
+    page.locator("[data-role=assistant][data-status=completed]").wait_for(timeout=120_000)
+    page.evaluate(WORKER_ACTIVE)
+    page.context.set_offline(True)
+    page.reload()
+    page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_MS)
+    page.locator("[data-offline]").wait_for()
+    page.locator("textarea[name=prompt]").fill(OFFLINE_PROMPT)
+    page.locator("[data-action=send]").click()
+    page.locator("[data-queued]").wait_for()
+    page.locator("[data-queued]").evaluate("e => e.scrollIntoView({block: 'end'})")
+    page.locator("[data-action=jump-to-latest]").evaluate("b => { b.hidden = true; }")
+    page.mouse.move(0, 0)
+    page.wait_for_timeout(400)
+    page.screenshot(path=str(path))
+    print(f"screenshots: wrote {path.relative_to(ROOT)}", flush=True)
+
+
 def main() -> None:
     executable = find_chromium()
     if executable is None:
@@ -113,6 +142,9 @@ def main() -> None:
                         path = DOCS / f"screenshot-{size}-{scheme}.png"
                         shoot(context.new_page(), url, size == "mobile", path)
                         context.close()
+                context = browser.new_context(**SIZES["mobile"], color_scheme="light")
+                shoot_offline(context.new_page(), url, DOCS / "screenshot-offline.png")
+                context.close()
                 browser.close()
         finally:
             server.terminate()

@@ -16,6 +16,7 @@ from typing import Any
 import dist
 import pytest
 from playwright.sync_api import Locator, Page, Response, Route, expect
+from service_worker import WORKER_ACTIVE
 
 from tests.e2e.conftest import (
     BOOT_TIMEOUT_MS,
@@ -27,16 +28,12 @@ from tests.e2e.conftest import (
     serve,
 )
 from tests.e2e.scenarios import STREAM_ROUTE, send
+from tests.e2e.test_static_deploy import _static_host as static_host
 
 STREAM_MS = 60_000
 STREAM_PATH = "/api/respond/stream"
 LONG_PROMPT = "Explain how a river forms, with a table of the five longest rivers"
 BUILD = re.compile(r'"build":"([0-9a-f]+)"')
-ACTIVATED = """navigator.serviceWorker.ready.then((registration) => new Promise((resolve) => {
-  const worker = registration.active;
-  if (worker.state === "activated") return resolve(true);
-  worker.addEventListener("statechange", () => worker.state === "activated" && resolve(true));
-}))"""
 WAITING = """navigator.serviceWorker.getRegistration().then((registration) =>
 new Promise((resolve) => {
   const check = () => registration.waiting && resolve(true);
@@ -65,7 +62,7 @@ def _boot(page: Page, url: str) -> None:
 def _boot_controlled(page: Page, url: str) -> None:
     """Boot, wait for the worker to take over, and boot again under it."""
     _boot(page, url)
-    page.evaluate(ACTIVATED)
+    page.evaluate(WORKER_ACTIVE)
     page.reload()
     page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
     assert page.evaluate("navigator.serviceWorker.controller !== null")
@@ -84,7 +81,7 @@ def test_the_worker_serves_this_builds_files_and_leaves_the_api_and_streams_alon
 ) -> None:
     _boot(page, server.url + "/")
     assert page.evaluate("navigator.serviceWorker.controller") is None  # NOTE: first load: none
-    page.evaluate(ACTIVATED)
+    page.evaluate(WORKER_ACTIVE)
     build = _served_build(server.url)
     assert f"riacho-build-{build}" in page.evaluate("caches.keys()")
 
@@ -214,7 +211,9 @@ def _two_chats(page: Page) -> dict[str, str]:
         answer = send(page, prompt)
         expect(answer).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
         chat_id = page.evaluate("location.hash.slice(1)")
-        expect(page.locator(f'[data-chat-id="{chat_id}"]')).to_have_count(1)
+        listed = page.locator(f'#chat-list [data-chat-id="{chat_id}"]')
+        expect(listed).to_have_count(1)
+        expect(listed).not_to_contain_text("New chat")  # NOTE: named by the server by now
         shown[chat_id] = _chat_text(page)
     return shown
 
@@ -324,7 +323,7 @@ def test_what_is_kept_is_the_signed_in_users_only(
     guard.allow_console_error(OFFLINE_ERRORS)
     page.goto(two_users.url + "/")
     _signed_in_as(page, "ana")
-    page.evaluate(ACTIVATED)
+    page.evaluate(WORKER_ACTIVE)
     _chat_of_ones_own(page, "Ana's plan for the weekend")
     assert len(page.evaluate(DEVICE_CACHES)) == 1
     assert "Ana" in _offline_titles(page)
@@ -446,3 +445,30 @@ def test_a_prompt_queued_while_the_server_is_down_goes_when_it_is_back(
     chat_id = page.evaluate("location.hash.slice(1)")
     expect(page.locator(f'#chat-list [data-chat-id="{chat_id}"]')).to_have_count(1)
     assert _runs_on_server(page, restartable.url, chat_id, run_id) == 1
+
+
+def test_a_static_deploy_on_another_origin_opens_and_reads_offline(
+    page: Page, guard: PageGuard, tmp_path: Path
+) -> None:
+    """``make dist`` on a plain static host, the API on another origin: the worker is the
+    bundle's, and the copies are of the API the bundle names."""
+    guard.allow_console_error(OFFLINE_ERRORS)
+    page_port = free_port()
+    page_origin = f"http://127.0.0.1:{page_port}"
+    db = database(str(tmp_path / "riacho.db"))
+    arguments = ["server", "--db", db, "--allowed-origin", page_origin, "--demo-token-ms", "2"]
+    with serve(tmp_path, arguments) as api:
+        bundle = dist.build(api.url, tmp_path / "dist")
+        with static_host(bundle, page_port, tmp_path / "static-host.log"):
+            _boot_controlled(page, page_origin + "/")
+            answer = send(page, "Hello from a static host")
+            expect(answer).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
+            chat_id = page.evaluate("location.hash.slice(1)")
+            expect(page.locator(f'[data-chat-id="{chat_id}"]')).to_have_count(1)
+            shown = _chat_text(page)
+            page.context.set_offline(True)
+            page.reload()
+            page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
+            expect(page.locator("[data-offline]")).to_be_visible()
+            expect(page.locator(f'[data-chat-id="{chat_id}"]')).to_have_count(1)
+            assert _chat_text(page) == shown

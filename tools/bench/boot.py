@@ -22,17 +22,12 @@ from typing import Any
 
 from harness import boot, composer_ms, launch, launch_persistent, median, settle_snapshot
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright
+from service_worker import WORKER_ACTIVE
 
 COLD_ROUNDS = 5
 WARM_ROUNDS = 3  # NOTE: a warm measurement costs a browser launch, two boots and a pause
 EMULATED_ROUNDS = 3  # NOTE: ~10-15 s a boot on the emulated line
 WARM_PAUSE_S = 2.0
-# The page's service worker installed and activated (sw.js): a warm visit is then its.
-WORKER_ACTIVE = """navigator.serviceWorker.ready.then((registration) => new Promise((resolve) => {
-  const worker = registration.active;
-  if (worker.state === "activated") return resolve(true);
-  worker.addEventListener("statechange", () => worker.state === "activated" && resolve(true));
-}))"""
 RIACHO_PATH = "/"
 BARE_PATH = "/static/bench/bare.html"
 # The emulated line: Mbit/s = 1e6 bit/s; CDP wants bytes/s and the latency in ms.

@@ -25,6 +25,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # NOTE: tools/, for boot.py
+
 import boot
 import client
 import harness
