@@ -127,6 +127,12 @@ class _HtmlDom:
     def set_controls(self, controls: object) -> None:
         pass
 
+    def set_options(self, options: object) -> None:
+        pass
+
+    def set_model(self, model_id: object) -> None:
+        pass
+
     def set_draft(self, text: str) -> None:
         pass
 
