@@ -31,7 +31,6 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-import warnings
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
@@ -49,6 +48,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 import appwheel  # noqa: E402
 import cluster  # noqa: E402
 from chromium import find_chromium  # noqa: E402
+
+from tests.e2e.crashes import crash_report, log_of, logging_flags  # noqa: E402
 
 CHROMIUM_FLAGS = [
     "--headless",
@@ -120,7 +121,17 @@ def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[s
     executable = os.environ.get("CHROMIUM_PATH") or find_chromium()
     if executable is None:
         pytest.fail("no Chromium found: run `make test` (it installs one) or set CHROMIUM_PATH")
-    return {**browser_type_launch_args, "executable_path": executable, "args": CHROMIUM_FLAGS}
+    return {
+        **browser_type_launch_args,
+        "executable_path": executable,
+        "args": [*CHROMIUM_FLAGS, *logging_flags("session-browser")],
+    }
+
+
+def launch_args_of_own(launch_args: dict[str, Any], name: str) -> dict[str, Any]:
+    """``launch_args`` for another browser (a persistent profile): its own Chromium log."""
+    flags = [flag for flag in launch_args["args"] if log_of([flag]) is None]
+    return {**launch_args, "args": [*flags, *logging_flags(name)]}
 
 
 def free_port() -> int:
@@ -287,9 +298,14 @@ class PageGuard:
         if not LOCAL_URL.match(request.url):
             self.nonlocal_requests.append(request.url)
 
+    def on_crash(self, _page: Page) -> None:
+        self.problems.append(crash_report())
+
     def watch(self, page: Page) -> None:
-        """Collect from ``page``; block anything off this machine."""
+        """Collect from ``page``; block anything off this machine; a renderer crash is a
+        problem whose report says what Chromium and the machine said then."""
         page.on("console", self.on_console)
+        page.on("crash", self.on_crash)
         page.on("pageerror", lambda error: self.problems.append(f"page error: {error}"))
         page.on("request", self.on_request)
         page.route(OFF_MACHINE, lambda route: route.abort())
@@ -307,20 +323,14 @@ def guard(page: Page) -> Iterator[PageGuard]:
     assert watch.problems == [], "the page logged errors"
 
 
-def _boot(page: Page, live_server: LiveServer) -> bool:
+def _boot(page: Page, live_server: LiveServer) -> None:
     """Open the page and wait for ``html[data-ready]`` (with SNAPSHOT_BOOT: then reload it and
-    wait again, booted from the snapshot); ``False`` if the renderer crashed."""
-    try:
-        # NOTE: with SNAPSHOT_BOOT the worker makes the snapshot at once, not 5 s after
-        page.goto(live_server.url + ("/?bootSnapshotDelayMs=0" if SNAPSHOT_BOOT else "/"))
-        page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
-        if SNAPSHOT_BOOT:
-            _boot_again_from_snapshot(page, live_server.url + "/")
-    except PlaywrightError as error:
-        if "crash" not in str(error).lower():
-            raise
-        return False
-    return True
+    wait again, booted from the snapshot)."""
+    # NOTE: with SNAPSHOT_BOOT the worker makes the snapshot at once, not 5 s after
+    page.goto(live_server.url + ("/?bootSnapshotDelayMs=0" if SNAPSHOT_BOOT else "/"))
+    page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
+    if SNAPSHOT_BOOT:
+        _boot_again_from_snapshot(page, live_server.url + "/")
 
 
 def _boot_again_from_snapshot(page: Page, url: str) -> None:
@@ -340,18 +350,18 @@ def page_server(live_server: LiveServer) -> LiveServer:
 
 @pytest.fixture
 def app(page: Page, guard: PageGuard, page_server: LiveServer) -> Page:
-    """The Riacho page, booted (``html[data-ready]``) against ``page_server``."""
-    if _boot(page, page_server):
-        return page
-    # NOTE: Chromium's renderer process crashed while booting (seen twice in ~400 boots here,
-    # never in isolation). A Python error cannot crash the renderer; it only fails the boot,
-    # which is caught above. So one retry in a fresh page of the same context, said aloud; a
-    # second crash fails the test.
-    warnings.warn("Chromium's renderer crashed during boot; retrying once", stacklevel=1)
-    fresh = page.context.new_page()
-    guard.watch(fresh)
-    assert _boot(fresh, page_server), "Chromium's renderer crashed twice during boot"
-    return fresh
+    """The Riacho page, booted (``html[data-ready]``) against ``page_server``.
+
+    NOTE: a renderer crash while booting fails the test with what Chromium and the machine
+    said (tests/e2e/crashes.py), never retried away: it is what a user sees as "Aw, Snap!".
+    """
+    try:
+        _boot(page, page_server)
+    except PlaywrightError as error:
+        if "crash" in str(error).lower():
+            pytest.fail(f"{error}\n" + "\n".join(guard.problems), pytrace=False)
+        raise
+    return page
 
 
 @pytest.fixture
@@ -373,13 +383,15 @@ def installed_profile(
 ) -> Iterator[BrowserContext]:
     """A browser profile of its own (a persistent context), as a user's is: Chromium offers an
     install only there, never in an incognito-like context such as Playwright's default."""
-    context = playwright.chromium.launch_persistent_context(
-        tmp_path / "profile", **browser_type_launch_args
-    )
+    launch_args = launch_args_of_own(browser_type_launch_args, "installed-profile")
+    context = playwright.chromium.launch_persistent_context(tmp_path / "profile", **launch_args)
+    crashes: list[str] = []
+    context.on("page", lambda page: page.on("crash", lambda _: crashes.append(crash_report())))
     try:
         yield context
     finally:
         context.close()
+    assert not crashes, crashes[0]
 
 
 def installability_errors(page: Page) -> list[dict[str, Any]]:
