@@ -60,8 +60,10 @@ def _parser() -> argparse.ArgumentParser:
         default=5.0,
         help="with --redis-url: a run whose process is silent this long is interrupted",
     )
-    _security_arguments(p.add_argument_group("accounts, origins and limits (see README)"))
-    _provider_arguments(p.add_argument_group("real models (see README and riacho.example.toml)"))
+    _security_arguments(p.add_argument_group("accounts, origins and limits (see docs/deploy.md)"))
+    _provider_arguments(
+        p.add_argument_group("real models (see docs/providers.md and riacho.example.toml)")
+    )
     return p
 
 

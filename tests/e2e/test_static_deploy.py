@@ -1,4 +1,4 @@
-"""A static deploy on another origin, done as README's "Deploy the static bundle" says.
+"""A static deploy on another origin, done as docs/deploy.md says.
 
 ``API_BASE=… make dist`` (``tools/dist.py``), ``dist/`` served by Python's plain
 ``http.server`` on one port, the reference server on another with ``--auth password`` and
