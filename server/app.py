@@ -12,9 +12,11 @@ from aiohttp import web
 from server.config import Config
 from server.contract.errors import error_middleware
 from server.http.auth import auth_middleware
+from server.http.passwords import PasswordChecker
 from server.http.security import add_response_headers, security_middleware
 from server.http.services import SERVICES, Services
 from server.http.static import add_static_routes
+from server.http.throttle import Throttle
 from server.model.catalog import Catalog
 from server.routes import add_test_routes, api_routes
 from server.runs.bus import LocalBus, RunBus
@@ -69,6 +71,7 @@ def _lifecycle(svc: Services) -> Callable[[web.Application], AsyncIterator[None]
             await svc.hooks.aclose()
         await svc.catalog.aclose()
         await svc.db.close()
+        svc.passwords.close()
 
     return lifecycle
 
@@ -96,7 +99,15 @@ def create_app(config: Config) -> web.Application:
     db = open_database(config.db_path)
     runs = RunRegistry(db, config, _bus(config))
     hooks = make_hooks(config.redis_url, runs) if config.test_hooks else None
-    svc = Services(config, db, runs, Catalog(config.providers), hooks)
+    svc = Services(
+        config,
+        db,
+        runs,
+        Catalog(config.providers),
+        PasswordChecker(config.limits),
+        Throttle(config.limits),
+        hooks,
+    )
     app[SERVICES] = svc
     app.cleanup_ctx.append(_lifecycle(svc))
     return app

@@ -23,6 +23,7 @@ from app.browser.edge import (
     spawn,
     text_or_none,
 )
+from app.browser.sign_in import sign_in_form
 from app.run.transport import ChatApi
 from app.state.actions import FileAdded, FileChanged, FileRemoved, OptionsChanged
 from app.state.history import ChatView
@@ -88,37 +89,7 @@ async def signed_in(api: ChatApi) -> SessionInfo:
     except HttpStatusError as error:
         if error.status != 401:
             raise
-    return await _sign_in(api)
-
-
-async def _sign_in(api: ChatApi) -> SessionInfo:
-    """Show the sign-in form until a name and password match (the boot waits here)."""
-    js_form, js_error = query("form[name=sign-in]"), query("#sign-in-error")
-    query("#boot-text").textContent = "Sign in to continue"
-    js_form.hidden = False
-    query("input[name=username]").focus()
-    listeners = Listeners()
-    submitted: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
-
-    def on_submit(js_event: JsValue) -> None:
-        js_event.preventDefault()
-        name = str(query("input[name=username]").value).strip()
-        submitted.put_nowait((name, str(query("input[name=password]").value)))
-
-    listeners.on(js_form, "submit", on_submit)
-    try:
-        while True:
-            name, password = await submitted.get()
-            try:
-                session = await api.sign_in(name, password)
-            except (HttpStatusError, TransportError) as error:
-                js_error.textContent = f"{error.message} ({error.code})"
-                continue
-            js_form.hidden = True
-            return session
-    finally:
-        listeners.teardown()
-        query("input[name=password]").value = ""
+    return await sign_in_form(api)
 
 
 def show_account(session: SessionInfo) -> None:

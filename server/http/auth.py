@@ -7,18 +7,18 @@
 
 The session cookie is ``HttpOnly``, ``SameSite=Lax``, ``Secure`` over https, and a new one is
 issued at sign-in (the old one is dropped). ``?as=NAME`` switches user only with
-``--test-hooks``. Every ``/api`` route but the session's own needs a user: 401
-``unauthenticated`` otherwise.
+``--test-hooks``. Passwords are checked off the event loop and wrong ones throttled
+(server.http.passwords, server.http.throttle). Every ``/api`` route but the session's own
+needs a user: 401 ``unauthenticated`` otherwise.
 """
 
 from __future__ import annotations
 
 import re
 import secrets
+import time
 
 from aiohttp import web
-from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.wire.api import AuthMode, SessionInfo, UploadLimits
@@ -26,6 +26,7 @@ from server.config import Limits
 from server.contract.errors import ApiError, Handler
 from server.contract.jsonio import answer_payload, read_json_body
 from server.http.services import services
+from server.http.throttle import attempt_keys
 from server.store.db import Database
 from server.store.users import (
     end_session,
@@ -40,9 +41,6 @@ USER_KEY = web.RequestKey("riacho_user_id", str)
 NAME_PATTERN = r"[A-Za-z0-9_.-]{1,64}"
 _NAME_RE = re.compile(NAME_PATTERN)
 _PUBLIC = frozenset({"/api/session", "/api/session/sign-in", "/api/session/sign-out"})
-_HASHER = PasswordHasher()
-# NOTE: verified against when the name is unknown, so both failures take the same time.
-_DUMMY_HASH = _HASHER.hash("not a password anyone has")
 _MAX_AGE_S = {"anonymous": 365 * 24 * 3600, "password": 30 * 24 * 3600, "proxy": 0}
 
 
@@ -56,11 +54,6 @@ class SignIn(BaseModel):
 
 
 # --- users and sessions in the database ---------------------------------------------------------
-
-
-def hash_password(password: str) -> str:
-    """An argon2id hash (memory-hard) of ``password``."""
-    return _HASHER.hash(password)
 
 
 async def _user_of_token(db: Database, token: str | None) -> tuple[str, str] | None:
@@ -156,20 +149,30 @@ async def sign_in(request: web.Request) -> web.Response:
         body = SignIn.model_validate(await read_json_body(request))
     except ValidationError as exc:
         raise ApiError(400, "invalid_body", "give a 'name' and a 'password'") from exc
+    keys = attempt_keys(body.name, request.remote)
+    _check_throttle(request, keys)
+    svc.throttle.failed(keys, time.monotonic())  # NOTE: until the check says otherwise
     found = await find_user(svc.db, body.name)
-    if not _password_matches(found[1] if found else None, body.password) or found is None:
+    if not await svc.passwords.matches(found[1] if found else None, body.password):
         raise ApiError(401, "invalid_credentials", "that name and password do not match")
+    assert found is not None  # NOTE: an unknown name never matches (the dummy hash)
+    svc.throttle.succeeded(keys)
     await _drop_session(svc.db, request.cookies.get(COOKIE_NAME))  # NOTE: rotated at sign-in
     response = answer_payload(_session_info((found[0], body.name), "password", svc.config.limits))
     _set_cookie(request, response, await _open_session(svc.db, found[0]))
     return response
 
 
-def _password_matches(stored: str | None, password: str) -> bool:
-    try:
-        return _HASHER.verify(stored or _DUMMY_HASH, password) and stored is not None
-    except (VerificationError, InvalidHashError):
-        return False
+def _check_throttle(request: web.Request, keys: tuple[str, str]) -> None:
+    """429 ``too_many_attempts`` with ``Retry-After`` while wrong passwords impose a wait."""
+    wait = services(request).throttle.wait_s(keys, time.monotonic())
+    if wait > 0:
+        raise ApiError(
+            429,
+            "too_many_attempts",
+            f"too many wrong passwords; try again in {wait} s",
+            {"Retry-After": str(wait)},
+        )
 
 
 async def sign_out(request: web.Request) -> web.Response:
