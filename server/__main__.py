@@ -9,6 +9,7 @@ import logging
 import signal
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from aiohttp import web
 
@@ -18,6 +19,7 @@ from server.config import DEFAULT_MAX_MODEL_CALLS, REPO_ROOT, Config, Limits
 from server.config.providers import (
     PROVIDER_KINDS,
     ProviderSettings,
+    ProvidersFile,
     SettingsError,
     check_unique_ids,
     from_command_line,
@@ -79,6 +81,13 @@ def _security_arguments(g: argparse._ArgumentGroup) -> None:
         default=[],
         help="another origin the page may be served from (CORS with credentials; repeat)",
     )
+    g.add_argument(
+        "--public-url",
+        action="append",
+        default=[],
+        help="a URL users reach the server by (https://chat.example.org): its name passes the"
+        " Host check, and https there makes the session cookie Secure (repeat)",
+    )
     defaults = Limits()
     g.add_argument("--max-prompt-bytes", type=int, default=defaults.prompt_max_bytes)
     g.add_argument("--max-attachments", type=int, default=defaults.attachments_per_request)
@@ -103,6 +112,9 @@ def _check_security(parser: argparse.ArgumentParser, a: argparse.Namespace) -> N
         parser.error("--lease-s must be positive")
     if not a.coalesce_ms >= 0:
         parser.error("--coalesce-ms must be 0 or more")
+    for url in a.public_url:
+        if not url.startswith(("http://", "https://")) or not urlsplit(url).hostname:
+            parser.error(f"--public-url {url!r} must be like https://chat.example.org")
     for origin in a.allowed_origin:
         if not origin.startswith(("http://", "https://")) or origin.rstrip("/") != origin:
             parser.error(f"--allowed-origin {origin!r} must be like https://chat.example.org")
@@ -121,14 +133,14 @@ def _provider_arguments(g: argparse._ArgumentGroup) -> None:
     g.add_argument("--max-model-calls", type=int, help="cap of model calls per turn (tool loop)")
 
 
-def _providers(a: argparse.Namespace) -> tuple[tuple[ProviderSettings, ...], int | None]:
-    """Providers from ``--config`` then ``--provider``; ``SettingsError`` says what is wrong."""
+def _providers(a: argparse.Namespace) -> tuple[tuple[ProviderSettings, ...], ProvidersFile | None]:
+    """Providers from ``--config`` then ``--provider`` (and the file's other settings);
+    ``SettingsError`` says what is wrong."""
     providers: list[ProviderSettings] = []
-    cap = None
+    file = None
     if a.config is not None:
         file = load_file(a.config)
         providers += file.providers
-        cap = file.max_model_calls
     if a.provider is not None:
         if not a.model:
             raise SettingsError("--provider needs at least one --model")
@@ -137,7 +149,7 @@ def _providers(a: argparse.Namespace) -> tuple[tuple[ProviderSettings, ...], int
     elif a.model or a.base_url or a.api_key_env:
         raise SettingsError("--model, --base-url and --api-key-env need --provider")
     check_unique_ids(tuple(providers), {model.info.id for model in DEMO_MODELS})
-    return tuple(providers), cap
+    return tuple(providers), file
 
 
 def _with_overrides(provider: ProviderSettings, a: argparse.Namespace) -> ProviderSettings:
@@ -163,7 +175,7 @@ def parse_args(argv: list[str]) -> Config:
     a = parser.parse_args(argv)
     _check_security(parser, a)
     try:
-        providers, file_cap = _providers(a)
+        providers, file = _providers(a)
     except SettingsError as exc:
         parser.error(str(exc))
     return Config(
@@ -179,10 +191,13 @@ def parse_args(argv: list[str]) -> Config:
         static_root=a.static_root.resolve(),
         access_log=a.access_log,
         providers=providers,
-        max_model_calls=a.max_model_calls or file_cap or DEFAULT_MAX_MODEL_CALLS,
+        max_model_calls=a.max_model_calls
+        or (file and file.max_model_calls)
+        or DEFAULT_MAX_MODEL_CALLS,
         auth=a.auth,
         trusted_user_header=a.trusted_user_header,
         allowed_origins=tuple(a.allowed_origin),
+        public_urls=tuple(a.public_url) + (file.public_urls if file else ()),
         shutdown_grace_s=a.shutdown_grace_s,
         redis_url=a.redis_url,
         lease_s=a.lease_s,

@@ -12,6 +12,7 @@ from aiohttp import web
 from server.config import Config
 from server.contract.errors import error_middleware
 from server.http.auth import auth_middleware
+from server.http.hosts import allowed_host_names, host_middleware
 from server.http.passwords import PasswordChecker
 from server.http.security import add_response_headers, security_middleware
 from server.http.services import SERVICES, Services
@@ -88,7 +89,7 @@ def create_app(config: Config) -> web.Application:
     # NOTE: bodies are read with per-route limits (jsonio.read_body, the upload's own); this
     # cap only guards an accidental whole-body read.
     app = web.Application(
-        middlewares=[error_middleware, auth_middleware, security_middleware],
+        middlewares=[error_middleware, host_middleware, auth_middleware, security_middleware],
         client_max_size=limits.body_max_bytes + _BODY_SLACK,
     )
     app.on_response_prepare.append(add_response_headers)
@@ -106,6 +107,7 @@ def create_app(config: Config) -> web.Application:
         Catalog(config.providers),
         PasswordChecker(config.limits),
         Throttle(config.limits),
+        allowed_host_names(config),
         hooks,
     )
     app[SERVICES] = svc

@@ -40,6 +40,7 @@ class Config:
     auth: AuthMode = "anonymous"
     trusted_user_header: str | None = None
     allowed_origins: tuple[str, ...] = ()
+    public_urls: tuple[str, ...] = ()  # where users reach it: their names pass the Host check
     shutdown_grace_s: float = 10.0
     redis_url: str | None = None  # several processes share runs through it (server.runs.bus)
     lease_s: float = 5.0  # a run's owner must renew its lease within this; then it is lost

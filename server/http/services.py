@@ -27,6 +27,7 @@ class Services:
     catalog: Catalog
     passwords: PasswordChecker
     throttle: Throttle
+    allowed_hosts: frozenset[str]
     hooks: TestHooks | None = None
 
 

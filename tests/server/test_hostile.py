@@ -7,9 +7,10 @@ import statistics
 import time
 from typing import Any
 
+import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from tests.server.conftest import StartServer
+from tests.server.conftest import StartServer, services_of
 from tests.server.test_limits import PASSWORD, password_server
 
 FLOODERS = 16
@@ -60,3 +61,44 @@ async def test_a_sign_in_flood_does_not_stall_another_user(start_server: StartSe
     finally:
         for client in (user, *flooders):
             await client.close()
+
+
+# --- Host: DNS rebinding ----------------------------------------------------------------------
+
+
+async def test_a_rebinding_host_is_refused_before_any_route(start_server: StartServer) -> None:
+    """A page whose name was rebound to 127.0.0.1 sends its own name as Host and Origin:
+    neither the session, nor a chat, nor the page files answer it, and no user is made."""
+    server = await start_server(test_hooks=False)
+    client = await _client(server)
+    port = server.port
+    evil = {"Host": f"rebind.evil.example:{port}", "Origin": f"http://rebind.evil.example:{port}"}
+    try:
+        for method, path in (("GET", "/api/session"), ("POST", "/api/chats"), ("GET", "/")):
+            response = await client.request(method, path, headers=evil, json={})
+            body = await response.json()
+            assert (response.status, body["error"]["code"]) == (421, "host_refused"), path
+        users = await services_of(server).db.all("SELECT id FROM users")
+        assert users == []
+    finally:
+        await client.close()
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        pytest.param("127.0.0.1:{port}", id="ip"),
+        pytest.param("localhost:{port}", id="localhost"),
+        pytest.param("LOCALHOST.:{port}", id="case-and-trailing-dot"),
+        pytest.param("[::1]:{port}", id="ipv6"),
+        pytest.param("chat.example.org", id="public-url"),
+    ],
+)
+async def test_the_servers_own_names_are_answered(start_server: StartServer, host: str) -> None:
+    server = await start_server(public_urls=("https://chat.example.org",))
+    client = await _client(server)
+    try:
+        response = await client.get("/api/session", headers={"Host": host.format(port=server.port)})
+        assert response.status == 200
+    finally:
+        await client.close()
