@@ -21,6 +21,7 @@ from server.http.throttle import Throttle
 from server.model.catalog import Catalog
 from server.routes import add_test_routes, api_routes
 from server.runs.bus import LocalBus, RunBus
+from server.runs.readers import Readers
 from server.runs.redis_bus import RedisBus
 from server.runs.registry import RunRegistry
 from server.runs.remote import watch_owners
@@ -108,6 +109,7 @@ def create_app(config: Config) -> web.Application:
         PasswordChecker(config.limits),
         Throttle(config.limits),
         allowed_host_names(config),
+        Readers(config.limits),
         hooks,
     )
     app[SERVICES] = svc

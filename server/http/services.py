@@ -10,6 +10,7 @@ from server.config import Config
 from server.http.passwords import PasswordChecker
 from server.http.throttle import Throttle
 from server.model.catalog import Catalog
+from server.runs.readers import Readers
 from server.runs.registry import RunRegistry
 from server.scenarios.hooks import TestHooks
 from server.store.db import Database
@@ -28,6 +29,7 @@ class Services:
     passwords: PasswordChecker
     throttle: Throttle
     allowed_hosts: frozenset[str]
+    readers: Readers
     hooks: TestHooks | None = None
 
 

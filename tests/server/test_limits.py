@@ -10,12 +10,15 @@ import asyncio
 import dataclasses
 from typing import Any
 
+import pytest
+from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient, TestServer
 
 from server.config.limits import Limits
 from server.http.passwords import hash_password
 from server.store.users import ensure_user
-from tests.server.conftest import StartServer, services_of
+from tests.server.conftest import MakeApi, StartServer, services_of
+from tests.server.helpers import Api, read_events
 
 PASSWORD = "s3cret-pass"
 
@@ -95,3 +98,56 @@ async def test_password_queue_is_bounded(start_server: StartServer) -> None:
         assert all(extra == ("too_many_attempts", "1") for extra in refused)
     finally:
         await client.close()
+
+
+# --- readers of runs ------------------------------------------------------------------------
+
+
+async def _held_run(api: Api, run_id: str) -> ClientResponse:
+    """A run that goes on until cancelled (its first event read)."""
+    await api.scenario([{"event": {"type": "text-delta", "delta": "a"}}, {"hold": True}])
+    response = await api.stream(await api.new_chat(), runId=run_id)
+    await read_events(response, 1)
+    return response
+
+
+async def _reader(api: Api, run_id: str) -> ClientResponse:
+    response = await api.client.get(f"/api/runs/{run_id}/events")
+    if response.status == 200:
+        await read_events(response, 1)
+    return response
+
+
+async def _refused_reader(api: Api, run_id: str) -> tuple[int, str, str | None]:
+    response = await api.client.get(f"/api/runs/{run_id}/events")
+    body = await response.json()
+    return response.status, body["error"]["code"], response.headers.get("Retry-After")
+
+
+@pytest.mark.one_process
+async def test_readers_per_run(start_server: StartServer, make_api: MakeApi) -> None:
+    server = await start_server(limits=limits(readers_per_run=2))
+    ana, bo = await make_api("ana", on=server), await make_api("ana", on=server)
+    run = await _held_run(ana, "run_r")
+    readers = [await _reader(ana, "run_r"), await _reader(bo, "run_r")]
+    assert [r.status for r in readers] == [200, 200]
+    assert await _refused_reader(bo, "run_r") == (429, "too_many_readers", "5")
+    await ana.cancel("run_r")
+    for response in (run, *readers):
+        await response.read()
+
+
+@pytest.mark.one_process
+async def test_readers_per_user(start_server: StartServer, make_api: MakeApi) -> None:
+    server = await start_server(limits=limits(readers_per_user=2))
+    ana, bo = await make_api("ana", on=server), await make_api("bo", on=server)
+    runs = [await _held_run(ana, "run_a"), await _held_run(ana, "run_b")]
+    readers = [await _reader(ana, "run_a"), await _reader(ana, "run_b")]
+    assert [r.status for r in readers] == [200, 200]
+    assert await _refused_reader(ana, "run_b") == (429, "too_many_readers", "5")
+    bo_run = await _held_run(bo, "run_c")
+    assert (await _reader(bo, "run_c")).status == 200, "another user's readers are their own"
+    for api, run_id in ((ana, "run_a"), (ana, "run_b"), (bo, "run_c")):
+        await api.cancel(run_id)
+    for response in (*runs, *readers, bo_run):
+        response.close()
