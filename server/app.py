@@ -11,7 +11,7 @@ from aiohttp import web
 
 from server.config import Config
 from server.contract.errors import error_middleware
-from server.http.auth import auth_middleware
+from server.http.auth import auth_middleware, session_lifetime
 from server.http.hosts import allowed_host_names, host_middleware
 from server.http.passwords import PasswordChecker
 from server.http.security import add_response_headers, security_middleware
@@ -28,17 +28,19 @@ from server.runs.remote import watch_owners
 from server.scenarios.hooks import make_hooks
 from server.store import runlog
 from server.store.db import open_database
+from server.store.users import expire_sessions
 
 log = logging.getLogger("riacho.app")
 _BODY_SLACK = 1024 * 1024
 
 
 async def _sweep(svc: Services) -> None:
-    """Drop expired event logs now and then."""
+    """Drop expired event logs and sessions now and then."""
     while True:
         dropped = await runlog.expire_logs(svc.db, svc.config.retention_s)
         if dropped:
             log.info("dropped the event logs of %d runs", dropped)
+        await expire_sessions(svc.db, session_lifetime(svc.config))
         await asyncio.sleep(svc.config.sweep_interval_s)
 
 

@@ -97,7 +97,8 @@ def show_account(session: SessionInfo) -> None:
     if session.auth == "anonymous":
         return
     query("#account-name").textContent = session.name
-    query("[data-action=sign-out]").hidden = session.auth != "password"
+    for action in ("sign-out", "sign-out-everywhere"):
+        query(f"[data-action={action}]").hidden = session.auth != "password"
     query("#account").hidden = False
 
 
@@ -509,6 +510,7 @@ class Page:
             # the page's own
             "new-chat": Act(lambda _t, _m: self._new_chat(), PROMPT),
             "sign-out": Act(lambda _t, _m: spawn(self._sign_out())),
+            "sign-out-everywhere": Act(lambda _t, _m: spawn(self._sign_out(everywhere=True))),
             "copy-code": Act(lambda target, _m: self._copy_code(target)),
             "retry": Act(lambda _t, _m: self._retry()),
             "suggest": Act(lambda target, _m: self._suggest(target)),
@@ -697,9 +699,9 @@ class Page:
         key = str(js_target.getAttribute("data-file-key") or "")
         self._files.remove(key)
 
-    async def _sign_out(self) -> None:
+    async def _sign_out(self, everywhere: bool = False) -> None:
         try:
-            await self._api.sign_out()
+            await self._api.sign_out(everywhere)
         finally:
             await device.forget()  # NOTE: nothing of this user stays on the device
             js.location.reload()

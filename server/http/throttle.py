@@ -43,7 +43,8 @@ class Throttle:
         over = count - self._free(key) + 1
         if over <= 0:
             return 0.0
-        return min(self.limits.attempt_delay_s * 2 ** (over - 1), self.limits.attempt_delay_max_s)
+        grown: float = self.limits.attempt_delay_s * 2.0 ** (over - 1)
+        return min(grown, self.limits.attempt_delay_max_s)
 
     def wait_s(self, keys: tuple[str, ...], now: float) -> int:
         """Whole seconds before an attempt on ``keys`` is allowed (0: now)."""

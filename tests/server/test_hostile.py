@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import statistics
 import time
 from typing import Any
 
 import pytest
+from aiohttp import ClientSession, DummyCookieJar
 from aiohttp.test_utils import TestClient, TestServer
 
+from server.http.auth import COOKIE_NAME
+from server.http.passwords import hash_password
+from server.store.users import ensure_user
 from tests.server.conftest import StartServer, services_of
 from tests.server.test_limits import PASSWORD, password_server
 
@@ -100,5 +105,80 @@ async def test_the_servers_own_names_are_answered(start_server: StartServer, hos
     try:
         response = await client.get("/api/session", headers={"Host": host.format(port=server.port)})
         assert response.status == 200
+    finally:
+        await client.close()
+
+
+# --- sessions: hashed, ended everywhere, Secure behind TLS ------------------------------------
+
+
+async def test_the_database_holds_no_session_token(start_server: StartServer) -> None:
+    server = await password_server(start_server)
+    client = await _client(server)
+    try:
+        signed = await client.post(
+            "/api/session/sign-in", json={"name": "ana", "password": PASSWORD}
+        )
+        token = signed.cookies[COOKIE_NAME].value
+        rows = await services_of(server).db.all("SELECT token_hash FROM sessions")
+        assert [row["token_hash"] for row in rows] == [hashlib.sha256(token.encode()).hexdigest()]
+        assert (await client.get("/api/chats")).status == 200
+    finally:
+        await client.close()
+
+
+def _form(name: str) -> dict[str, str]:
+    return {"name": name, "password": PASSWORD}
+
+
+async def _status_of(server: TestServer, token: str) -> int:
+    async with ClientSession(cookie_jar=DummyCookieJar()) as bare:
+        response = await bare.get(
+            server.make_url("/api/chats"), headers={"Cookie": f"{COOKIE_NAME}={token}"}
+        )
+        return response.status
+
+
+async def test_sign_out_everywhere_ends_every_session_of_the_user(
+    start_server: StartServer,
+) -> None:
+    server = await password_server(start_server)
+    clients = [await _client(server) for _ in range(3)]
+    try:
+        tokens = []
+        for client, name in zip(clients, ("ana", "ana", "bo"), strict=True):
+            signed = await client.post(
+                "/api/session/sign-in", json={"name": name, "password": PASSWORD}
+            )
+            tokens.append(signed.cookies[COOKIE_NAME].value)
+        ended = await clients[0].post("/api/session/sign-out-everywhere")
+        assert ended.status == 204
+        assert [await _status_of(server, token) for token in tokens] == [401, 401, 200]
+    finally:
+        for client in clients:
+            await client.close()
+
+
+@pytest.mark.parametrize(
+    ("host", "secure"),
+    [
+        pytest.param("chat.example.org", True, id="reached-by-its-https-public-url"),
+        pytest.param("127.0.0.1", False, id="reached-over-plain-http"),
+    ],
+)
+async def test_the_cookie_is_secure_behind_a_tls_proxy(
+    start_server: StartServer, host: str, secure: bool
+) -> None:
+    server = await start_server(auth="password", public_urls=("https://chat.example.org",))
+    await ensure_user(services_of(server).db, "ana", hash_password(PASSWORD))
+    client = await _client(server)
+    try:
+        signed = await client.post(
+            "/api/session/sign-in",
+            json={"name": "ana", "password": PASSWORD},
+            headers={"Host": host},
+        )
+        assert signed.status == 200
+        assert bool(signed.cookies[COOKIE_NAME]["secure"]) is secure
     finally:
         await client.close()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import time
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient, TestServer
 
 from server.config.limits import Limits
+from server.http.auth import COOKIE_NAME
 from server.http.passwords import hash_password
 from server.store.users import ensure_user
 from tests.server.conftest import MakeApi, StartServer, services_of
@@ -151,3 +153,52 @@ async def test_readers_per_user(start_server: StartServer, make_api: MakeApi) ->
         await api.cancel(run_id)
     for response in (*runs, *readers, bo_run):
         response.close()
+
+
+# --- sessions -----------------------------------------------------------------------------------
+
+
+async def _signed_in(server: TestServer, name: str = "ana") -> tuple[TestClient[Any, Any], str]:
+    client = await _client(server)
+    response = await client.post("/api/session/sign-in", json={"name": name, "password": PASSWORD})
+    assert response.status == 200
+    return client, response.cookies[COOKIE_NAME].value
+
+
+async def _age(server: TestServer, column: str, seconds: float) -> None:
+    """Every session's ``column`` set ``seconds`` before now."""
+    at = time.time() - seconds
+    await services_of(server).db.execute(f"UPDATE sessions SET {column} = ?", (at,))
+
+
+@pytest.mark.parametrize(
+    ("column", "limit"),
+    [
+        pytest.param("last_seen_at", "session_idle_s", id="idle"),
+        pytest.param("created_at", "session_absolute_s", id="absolute"),
+    ],
+)
+async def test_session_lifetimes(start_server: StartServer, column: str, limit: str) -> None:
+    """A session unused for its idle lifetime, or older than its absolute one, ends (and its
+    row is gone); one second short of it, it still answers."""
+    server = await password_server(start_server)
+    client, _token = await _signed_in(server)
+    try:
+        lifetime = getattr(Limits(), limit)
+        await _age(server, column, lifetime - 60)
+        assert (await client.get("/api/chats")).status == 200
+        await _age(server, column, lifetime + 60)
+        assert (await client.get("/api/chats")).status == 401
+        assert await services_of(server).db.all("SELECT user_id FROM sessions") == []
+    finally:
+        await client.close()
+
+
+async def test_a_31_day_old_session_is_over_even_in_daily_use(start_server: StartServer) -> None:
+    server = await password_server(start_server)
+    client, _token = await _signed_in(server)
+    try:
+        await _age(server, "created_at", 31 * 24 * 3600)
+        assert (await client.get("/api/chats")).status == 401
+    finally:
+        await client.close()
