@@ -17,6 +17,7 @@ from server.http.passwords import PasswordChecker
 from server.http.security import add_response_headers, security_middleware
 from server.http.services import SERVICES, Services
 from server.http.static import add_static_routes
+from server.http.storage import storage_middleware
 from server.http.throttle import Throttle
 from server.model.catalog import Catalog
 from server.routes import add_test_routes, api_routes
@@ -28,6 +29,7 @@ from server.runs.remote import watch_owners
 from server.scenarios.hooks import make_hooks
 from server.store import runlog
 from server.store.db import open_database
+from server.store.faults import is_storage_failure
 from server.store.users import expire_sessions
 
 log = logging.getLogger("riacho.app")
@@ -37,10 +39,15 @@ _BODY_SLACK = 1024 * 1024
 async def _sweep(svc: Services) -> None:
     """Drop expired event logs and sessions now and then."""
     while True:
-        dropped = await runlog.expire_logs(svc.db, svc.config.retention_s)
-        if dropped:
-            log.info("dropped the event logs of %d runs", dropped)
-        await expire_sessions(svc.db, session_lifetime(svc.config))
+        try:
+            dropped = await runlog.expire_logs(svc.db, svc.config.retention_s)
+            if dropped:
+                log.info("dropped the event logs of %d runs", dropped)
+            await expire_sessions(svc.db, session_lifetime(svc.config))
+        except Exception as error:
+            if not is_storage_failure(error):
+                raise
+            log.warning("sweep skipped, storage unavailable: %s", error)  # NOTE: next time
         await asyncio.sleep(svc.config.sweep_interval_s)
 
 
@@ -92,7 +99,13 @@ def create_app(config: Config) -> web.Application:
     # NOTE: bodies are read with per-route limits (jsonio.read_body, the upload's own); this
     # cap only guards an accidental whole-body read.
     app = web.Application(
-        middlewares=[error_middleware, host_middleware, auth_middleware, security_middleware],
+        middlewares=[
+            error_middleware,
+            storage_middleware,
+            host_middleware,
+            auth_middleware,
+            security_middleware,
+        ],
         client_max_size=limits.body_max_bytes + _BODY_SLACK,
     )
     app.on_response_prepare.append(add_response_headers)

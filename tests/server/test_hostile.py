@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
+import json
+import sqlite3
 import statistics
+import subprocess
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,8 +20,16 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from server.http.auth import COOKIE_NAME
 from server.http.passwords import hash_password
+from server.store.db import SqliteDatabase
 from server.store.users import ensure_user
-from tests.server.conftest import StartServer, services_of
+from tests.server.conftest import (
+    MakeApi,
+    StartServer,
+    logged_events,
+    services_of,
+    wait_stopped,
+)
+from tests.server.helpers import Api, events_of, read_events
 from tests.server.test_limits import PASSWORD, password_server
 
 FLOODERS = 16
@@ -182,3 +196,108 @@ async def test_the_cookie_is_secure_behind_a_tls_proxy(
         assert bool(signed.cookies[COOKIE_NAME]["secure"]) is secure
     finally:
         await client.close()
+
+
+# --- storage failures -------------------------------------------------------------------------
+
+
+def _sqlite(server: TestServer) -> sqlite3.Connection:
+    db = services_of(server).db
+    assert isinstance(db, SqliteDatabase)
+    return db.conn
+
+
+def _disk_full(server: TestServer, full: bool) -> None:
+    """SQLite's own full disk: no page may be added to the file (SQLITE_FULL)."""
+    conn = _sqlite(server)
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count = {pages if full else 2**30}")
+
+
+@pytest.mark.sqlite_only
+async def test_a_full_disk_answers_503_and_sends_work_again_once_space_returns(
+    api: Api, server: TestServer
+) -> None:
+    chat_id = await api.new_chat("kept")
+    before = await api.json("GET", "/api/chats")
+    _disk_full(server, True)
+    big = "x" * 200_000  # NOTE: more than the pages left: the send must add pages
+    refused = await api.stream(chat_id, big)
+    body = await refused.json()
+    assert (refused.status, body["error"]["code"]) == (503, "storage_unavailable")
+    assert refused.headers["Retry-After"] == "10"
+    assert await api.json("GET", "/api/chats") == before, "nothing lost, nothing half-written"
+    _disk_full(server, False)
+    events = await api.run_turn(chat_id, big)
+    assert events[-1]["type"] == "done"
+
+
+@pytest.mark.sqlite_only
+async def test_storage_failing_mid_answer_ends_it_with_storage_unavailable(
+    api: Api, server: TestServer
+) -> None:
+    await api.scenario([{"event": {"type": "text-delta", "delta": "a"}}, {"hold": True}])
+    stream = await api.stream(await api.new_chat(), runId="run_ro")
+    first = await read_events(stream, 1)
+    reader = await api.client.get("/api/runs/run_ro/events?after=1")  # NOTE: the live tail
+    assert reader.status == 200
+    _sqlite(server).execute("PRAGMA query_only = ON")  # NOTE: read-only from here on
+    try:
+        cancel = await api.client.post("/api/runs/run_ro/cancel")  # NOTE: its end cannot be kept
+        assert cancel.status in (200, 503)
+        events = events_of(await reader.read())
+        assert events[-1]["type"] == "error" and events[-1]["code"] == "storage_unavailable"
+        assert events[-1]["seq"] == first[0]["seq"] + 1 and events[-1]["done"] is True
+    finally:
+        _sqlite(server).execute("PRAGMA query_only = OFF")
+    await wait_stopped(server, "run_ro")
+    stream.close()
+    assert [e["seq"] for e in await logged_events(server, "run_ro")] == [1], "nothing lost"
+    assert (await api.run("run_ro"))["status"] == "running", "never marked what it is not"
+
+
+@pytest.fixture
+def tmpfs(tmp_path: Path) -> Iterator[Path]:
+    """A 4 MB tmpfs of its own (root only: skipped elsewhere)."""
+    mount = tmp_path / "tmpfs"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)],
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def _fill(folder: Path) -> Path:
+    """Fill the file system of ``folder`` to the last byte."""
+    filler = folder / "filler"
+    with contextlib.suppress(OSError), filler.open("wb", buffering=0) as out:
+        while True:
+            out.write(b"\0" * 4096)
+    return filler
+
+
+@pytest.mark.sqlite_only
+@pytest.mark.one_process
+async def test_a_filled_tmpfs_answers_503_then_works_once_space_returns(
+    start_server: StartServer, make_api: MakeApi, tmpfs: Path
+) -> None:
+    server = await start_server(db_path=str(tmpfs / "riacho.db"))
+    api = await make_api("alice", on=server)
+    chat_id = await api.new_chat("kept")
+    assert (await api.run_turn(chat_id, "before"))[-1]["type"] == "done"
+    filler = _fill(tmpfs)
+    refused = await api.stream(chat_id, "y" * 200_000)
+    body = await refused.json()
+    assert (refused.status, body["error"]["code"]) == (503, "storage_unavailable")
+    assert "Retry-After" in refused.headers
+    filler.unlink()
+    assert (await api.run_turn(chat_id, "after"))[-1]["type"] == "done"
+    chat = await api.json("GET", f"/api/chats/{chat_id}")
+    assert "before" in json.dumps(chat) and "after" in json.dumps(chat), "nothing was lost"
