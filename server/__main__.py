@@ -25,6 +25,7 @@ from server.config.providers import (
     from_command_line,
     load_file,
 )
+from server.http.deadlines import handler_options
 from server.http.services import SERVICES
 from server.model.catalog import DEMO_MODELS
 from server.store.db import is_postgres_url
@@ -93,6 +94,18 @@ def _security_arguments(g: argparse._ArgumentGroup) -> None:
     g.add_argument("--max-attachments", type=int, default=defaults.attachments_per_request)
     g.add_argument("--max-runs-per-user", type=int, default=defaults.runs_per_user)
     g.add_argument("--shutdown-grace-s", type=float, default=10.0)
+    g.add_argument(
+        "--header-deadline-s",
+        type=float,
+        default=defaults.header_deadline_s,
+        help="a request's headers must arrive within this (and an idle connection closes)",
+    )
+    g.add_argument(
+        "--body-min-rate",
+        type=float,
+        default=defaults.body_min_bytes_per_s,
+        help="bytes per second a request body must keep up after its first seconds",
+    )
 
 
 LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
@@ -205,6 +218,8 @@ def parse_args(argv: list[str]) -> Config:
             prompt_max_bytes=a.max_prompt_bytes,
             attachments_per_request=a.max_attachments,
             runs_per_user=a.max_runs_per_user,
+            header_deadline_s=a.header_deadline_s,
+            body_min_bytes_per_s=a.body_min_rate,
         ),
     )
 
@@ -225,7 +240,13 @@ async def serve(config: Config) -> None:
         Path(config.db_path).parent.mkdir(parents=True, exist_ok=True)
     access = _access_logger(config.access_log)
     app = create_app(config)
-    runner = web.AppRunner(app, handler_cancellation=True, access_log=access, shutdown_timeout=2.0)
+    runner = web.AppRunner(
+        app,
+        handler_cancellation=True,
+        access_log=access,
+        shutdown_timeout=2.0,
+        **handler_options(config.limits),
+    )
     await runner.setup()
     site = web.TCPSite(runner, config.host, config.port)
     await site.start()

@@ -12,6 +12,7 @@ from aiohttp import web
 from server.config import Config
 from server.contract.errors import error_middleware
 from server.http.auth import auth_middleware, session_lifetime
+from server.http.deadlines import body_rate_middleware
 from server.http.hosts import allowed_host_names, host_middleware
 from server.http.passwords import PasswordChecker
 from server.http.security import add_response_headers, security_middleware
@@ -102,6 +103,7 @@ def create_app(config: Config) -> web.Application:
         middlewares=[
             error_middleware,
             storage_middleware,
+            body_rate_middleware,
             host_middleware,
             auth_middleware,
             security_middleware,

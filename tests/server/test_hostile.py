@@ -6,14 +6,18 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import resource
+import signal
 import sqlite3
 import statistics
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 from aiohttp import ClientSession, DummyCookieJar
 from aiohttp.test_utils import TestClient, TestServer
@@ -31,6 +35,7 @@ from tests.server.conftest import (
 )
 from tests.server.helpers import Api, events_of, read_events
 from tests.server.test_limits import PASSWORD, password_server
+from tests.server.workers import free_port
 
 FLOODERS = 16
 
@@ -301,3 +306,70 @@ async def test_a_filled_tmpfs_answers_503_then_works_once_space_returns(
     assert (await api.run_turn(chat_id, "after"))[-1]["type"] == "done"
     chat = await api.json("GET", f"/api/chats/{chat_id}")
     assert "before" in json.dumps(chat) and "after" in json.dumps(chat), "nothing was lost"
+
+
+# --- slow clients against a descriptor limit ----------------------------------------------------
+
+DRIBBLERS = 300
+FD_LIMIT = 256
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _limit_descriptors() -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (FD_LIMIT, FD_LIMIT))
+
+
+async def _dribbler(port: int) -> str:
+    """Open a request and send its headers a byte per second; how it ended."""
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    except OSError:
+        return "refused"
+    writer.write(f"GET /api/session HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Slow: ".encode())
+    try:
+        while True:
+            writer.write(b"a")
+            await writer.drain()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(1.0):
+                    if await reader.read(1024) == b"":
+                        return "cut"
+    except ConnectionError:
+        return "cut"
+    finally:
+        writer.close()
+
+
+@pytest.mark.sqlite_only
+async def test_dribbling_clients_on_the_users_address_do_not_starve_a_real_user(
+    tmp_path: Path,
+) -> None:
+    """300 clients on loopback dribble their headers to a server limited to 256 descriptors:
+    each is cut at the header deadline, and a real user's request is answered meanwhile."""
+    port = free_port()
+    server = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "server",
+        *("--port", str(port), "--db", str(tmp_path / "r.db"), "--header-deadline-s", "2"),
+        cwd=REPO,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        preexec_fn=_limit_descriptors,
+    )
+    try:
+        assert server.stdout is not None
+        assert b"running on" in await asyncio.wait_for(server.stdout.readline(), 30)
+        dribblers = [asyncio.create_task(_dribbler(port)) for _ in range(DRIBBLERS)]
+        await asyncio.sleep(0.5)  # NOTE: let them take the descriptors first
+        async with aiohttp.ClientSession() as user:
+            answer = await user.get(
+                f"http://127.0.0.1:{port}/api/session",
+                timeout=aiohttp.ClientTimeout(total=60),
+            )
+            assert answer.status == 200
+        endings = await asyncio.wait_for(asyncio.gather(*dribblers), 60)
+        assert set(endings) <= {"cut", "refused"} and endings.count("cut") >= FD_LIMIT // 2
+    finally:
+        server.send_signal(signal.SIGINT)
+        await asyncio.wait_for(server.wait(), 20)

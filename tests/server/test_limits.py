@@ -7,7 +7,9 @@ small value through the server's config and show the refusal a client gets past 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import itertools
 import time
 from typing import Any
 
@@ -20,7 +22,7 @@ from server.http.auth import COOKIE_NAME
 from server.http.passwords import hash_password
 from server.store.users import ensure_user
 from tests.server.conftest import MakeApi, StartServer, services_of
-from tests.server.helpers import Api, read_events
+from tests.server.helpers import Api, events_of, read_events
 
 PASSWORD = "s3cret-pass"
 
@@ -200,5 +202,82 @@ async def test_a_31_day_old_session_is_over_even_in_daily_use(start_server: Star
     try:
         await _age(server, "created_at", 31 * 24 * 3600)
         assert (await client.get("/api/chats")).status == 401
+    finally:
+        await client.close()
+
+
+# --- read deadlines -----------------------------------------------------------------------------
+
+
+async def _dribble(server: TestServer, head: bytes, then: bytes) -> bytes:
+    """Send ``head``, then ``then`` a byte every 50 ms until the server closes the connection;
+    what the server answered (``b""``: it just closed it)."""
+    reader, writer = await asyncio.open_connection(server.host, server.port)
+    writer.write(head)
+    answer = b""
+    try:
+        async with asyncio.timeout(30):
+            for byte in itertools.cycle(then):
+                writer.write(bytes([byte]))
+                await writer.drain()
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(0.05):
+                        answer = await reader.read(4096)
+                        return answer
+    except ConnectionError:
+        return answer
+    finally:
+        writer.close()
+    raise AssertionError("unreachable")
+
+
+async def test_header_deadline(start_server: StartServer) -> None:
+    """Headers dribbled a byte at a time are cut once the deadline passes."""
+    server = await start_server(limits=limits(header_deadline_s=0.3))
+    head = f"GET /api/session HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nX-Slow: ".encode()
+    assert await _dribble(server, head, b"abc") == b"", "closed with no answer"
+
+
+async def test_header_deadline_never_cuts_a_long_answer(start_server: StartServer) -> None:
+    server = await start_server(limits=limits(header_deadline_s=0.2))
+    client = await make_client_for(server)
+    try:
+        steps = [
+            {"event": {"type": "text-delta", "delta": "a"}},
+            {"sleep_ms": 800},
+            {"event": {"type": "done", "stopReason": "end"}},
+        ]
+        assert (await client.post("/__test__/scenarios", json={"steps": steps})).status == 200
+        chat = await (await client.post("/api/chats", json={})).json()
+        response = await client.post(
+            "/api/respond/stream", json={"chatId": chat["id"], "prompt": "hi"}
+        )
+        events = events_of(await response.read())
+        assert events[-1]["type"] == "done"
+    finally:
+        await client.close()
+
+
+async def make_client_for(server: TestServer) -> TestClient[Any, Any]:
+    client = await _client(server)
+    assert (await client.get("/api/session?as=alice")).status == 200
+    return client
+
+
+async def test_body_min_bytes_per_s(start_server: StartServer) -> None:
+    """A body dribbled below the minimum rate has its connection closed; nothing is made."""
+    server = await start_server(limits=limits(body_grace_s=0.3, body_min_bytes_per_s=1000))
+    client = await make_client_for(server)
+    try:
+        cookie = client.session.cookie_jar.filter_cookies(server.make_url("/"))[COOKIE_NAME]
+        head = (
+            f"POST /api/chats HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: 100000\r\n"
+            f"Cookie: {COOKIE_NAME}={cookie.value}\r\n\r\n"
+        ).encode()
+        answer = await _dribble(server, head, b'{"title": "slow"')
+        assert b"201" not in answer
+        assert (await client.get("/api/chats")).status == 200
+        assert await (await client.get("/api/chats")).json() == []
     finally:
         await client.close()
