@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import signal
 import sys
@@ -15,7 +16,7 @@ from aiohttp import web
 
 from server.app import create_app
 from server.cli import users as users_cli
-from server.config import DEFAULT_MAX_MODEL_CALLS, REPO_ROOT, Config, Limits
+from server.config import DEFAULT_MAX_MODEL_CALLS, LOOPBACK_PROXIES, REPO_ROOT, Config, Limits
 from server.config.providers import (
     PROVIDER_KINDS,
     ProviderSettings,
@@ -72,6 +73,13 @@ def _security_arguments(g: argparse._ArgumentGroup) -> None:
     g.add_argument("--auth", choices=["anonymous", "password", "proxy"], default="anonymous")
     g.add_argument("--trusted-user-header", help="with --auth proxy: the header naming the user")
     g.add_argument(
+        "--trusted-proxy",
+        action="append",
+        default=[],
+        help="with --auth proxy: an address or network (10.0.0.0/8) of the proxy; the user"
+        " header is honoured only from these (default: 127.0.0.1 and ::1; repeat)",
+    )
+    g.add_argument(
         "--allow-anonymous",
         action="store_true",
         help="serve anonymous users on a non-loopback host (anyone who reaches it can chat)",
@@ -125,6 +133,11 @@ def _check_security(parser: argparse.ArgumentParser, a: argparse.Namespace) -> N
         parser.error("--lease-s must be positive")
     if not a.coalesce_ms >= 0:
         parser.error("--coalesce-ms must be 0 or more")
+    for proxy in a.trusted_proxy:
+        try:
+            ipaddress.ip_network(proxy, strict=False)
+        except ValueError:
+            parser.error(f"--trusted-proxy {proxy!r} must be an address or a network (10.0.0.0/8)")
     for url in a.public_url:
         if not url.startswith(("http://", "https://")) or not urlsplit(url).hostname:
             parser.error(f"--public-url {url!r} must be like https://chat.example.org")
@@ -209,6 +222,7 @@ def parse_args(argv: list[str]) -> Config:
         or DEFAULT_MAX_MODEL_CALLS,
         auth=a.auth,
         trusted_user_header=a.trusted_user_header,
+        trusted_proxies=tuple(a.trusted_proxy) or LOOPBACK_PROXIES,
         allowed_origins=tuple(a.allowed_origin),
         public_urls=tuple(a.public_url) + (file.public_urls if file else ()),
         shutdown_grace_s=a.shutdown_grace_s,

@@ -33,6 +33,7 @@ ApiErrorCode = Literal[
     "http_error",
     "invalid_body",
     "invalid_credentials",
+    "invalid_header",
     "method_not_allowed",
     "model_not_found",
     "model_unavailable",

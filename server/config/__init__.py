@@ -9,10 +9,11 @@ from app.wire.api import AuthMode
 from server.config.limits import Limits
 from server.config.providers import ProviderSettings
 
-__all__ = ["DEFAULT_MAX_MODEL_CALLS", "REPO_ROOT", "Config", "Limits"]
+__all__ = ["DEFAULT_MAX_MODEL_CALLS", "LOOPBACK_PROXIES", "REPO_ROOT", "Config", "Limits"]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_MAX_MODEL_CALLS = 8
+LOOPBACK_PROXIES = ("127.0.0.1", "::1")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +40,7 @@ class Config:
     max_model_calls: int = DEFAULT_MAX_MODEL_CALLS
     auth: AuthMode = "anonymous"
     trusted_user_header: str | None = None
+    trusted_proxies: tuple[str, ...] = LOOPBACK_PROXIES  # peers whose user header counts
     allowed_origins: tuple[str, ...] = ()
     public_urls: tuple[str, ...] = ()  # where users reach it: their names pass the Host check
     shutdown_grace_s: float = 10.0

@@ -3,7 +3,9 @@
     anonymous   each browser gets its own user on ``GET /api/session`` (the loopback default)
     password    accounts made with ``python -m server users add NAME`` (argon2 hashes); the page
                 signs in with ``POST /api/session/sign-in`` and out with ``…/sign-out``
-    proxy       an SSO proxy in front names the user in ``--trusted-user-header``
+    proxy       an SSO proxy in front names the user in ``--trusted-user-header``: honoured
+                only from the peers of ``--trusted-proxy`` (default: loopback), and a header
+                given twice is refused (400 ``invalid_header``)
 
 The session cookie is ``HttpOnly``, ``SameSite=Lax``, ``Secure`` over https (or when the name
 it is reached by is an https ``--public-url``: TLS ends at a proxy), and a new one is issued at
@@ -17,6 +19,7 @@ needs a user: 401 ``unauthenticated`` otherwise.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import secrets
 import time
@@ -115,9 +118,25 @@ def _set_cookie(request: web.Request, response: web.StreamResponse, token: str) 
 # --- who is asking ------------------------------------------------------------------------------
 
 
+def _from_trusted_proxy(request: web.Request, proxies: tuple[str, ...]) -> bool:
+    """The peer is one of ``--trusted-proxy`` (addresses or networks)."""
+    try:
+        peer = ipaddress.ip_address(request.remote or "")
+    except ValueError:
+        return False
+    return any(peer in ipaddress.ip_network(proxy, strict=False) for proxy in proxies)
+
+
 async def _proxy_user(request: web.Request) -> tuple[str, str] | None:
+    """The user named by the proxy's header: only from a trusted proxy, and only once."""
     svc = services(request)
-    name = request.headers.get(svc.config.trusted_user_header or "", "").strip()
+    header = svc.config.trusted_user_header or ""
+    if not _from_trusted_proxy(request, svc.config.trusted_proxies):
+        return None  # NOTE: anyone can write the header; only the proxy's copy counts
+    values = request.headers.getall(header, [])
+    if len(values) > 1:
+        raise ApiError(400, "invalid_header", f"{header} is given {len(values)} times")
+    name = values[0].strip() if values else ""
     if not _NAME_RE.fullmatch(name):
         return None
     return await ensure_user(svc.db, name), name

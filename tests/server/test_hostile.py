@@ -21,6 +21,7 @@ import aiohttp
 import pytest
 from aiohttp import ClientSession, DummyCookieJar
 from aiohttp.test_utils import TestClient, TestServer
+from multidict import CIMultiDict
 
 from server.http.auth import COOKIE_NAME
 from server.http.passwords import hash_password
@@ -373,3 +374,42 @@ async def test_dribbling_clients_on_the_users_address_do_not_starve_a_real_user(
     finally:
         server.send_signal(signal.SIGINT)
         await asyncio.wait_for(server.wait(), 20)
+
+
+# --- proxy auth -------------------------------------------------------------------------------
+
+USER_HEADER = "X-Forwarded-User"
+
+
+@pytest.mark.parametrize(
+    ("proxies", "status"),
+    [
+        pytest.param(("127.0.0.1",), 200, id="from-the-trusted-proxy"),
+        pytest.param(("127.0.0.0/8",), 200, id="from-a-trusted-network"),
+        pytest.param(("10.9.9.9",), 401, id="from-anyone-else-the-header-is-ignored"),
+    ],
+)
+async def test_the_user_header_counts_only_from_a_trusted_proxy(
+    start_server: StartServer, proxies: tuple[str, ...], status: int
+) -> None:
+    server = await start_server(
+        auth="proxy", trusted_user_header=USER_HEADER, trusted_proxies=proxies
+    )
+    client = await _client(server)
+    try:
+        response = await client.get("/api/chats", headers={USER_HEADER: "ana"})
+        assert response.status == status
+    finally:
+        await client.close()
+
+
+async def test_a_repeated_user_header_is_refused(start_server: StartServer) -> None:
+    server = await start_server(auth="proxy", trusted_user_header=USER_HEADER)
+    client = await _client(server)
+    try:
+        twice = CIMultiDict([(USER_HEADER, "ana"), (USER_HEADER, "root")])
+        response = await client.get("/api/chats", headers=twice)
+        body = await response.json()
+        assert (response.status, body["error"]["code"]) == (400, "invalid_header")
+    finally:
+        await client.close()
