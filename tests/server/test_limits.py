@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import importlib
 import itertools
 import time
 from typing import Any
@@ -231,7 +232,7 @@ async def _dribble(server: TestServer, head: bytes, then: bytes) -> bytes:
     raise AssertionError("unreachable")
 
 
-async def test_header_deadline(start_server: StartServer) -> None:
+async def test_header_deadline_s(start_server: StartServer) -> None:
     """Headers dribbled a byte at a time are cut once the deadline passes."""
     server = await start_server(limits=limits(header_deadline_s=0.3))
     head = f"GET /api/session HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nX-Slow: ".encode()
@@ -281,3 +282,72 @@ async def test_body_min_bytes_per_s(start_server: StartServer) -> None:
         assert await (await client.get("/api/chats")).json() == []
     finally:
         await client.close()
+
+
+async def test_anonymous_session_absolute_s(start_server: StartServer) -> None:
+    """An anonymous session lives as long as its cookie, and not a day more."""
+    server = await start_server(test_hooks=False)
+    client = await _client(server)
+    try:
+        session = await client.get("/api/session")
+        lifetime = Limits().anonymous_session_absolute_s
+        assert session.cookies[COOKIE_NAME]["max-age"] == str(int(lifetime))
+        await _age(server, "created_at", lifetime + 60)
+        await _age(server, "last_seen_at", 0)
+        assert (await client.get("/api/chats")).status == 401
+    finally:
+        await client.close()
+
+
+# --- test hooks -----------------------------------------------------------------------------------
+
+
+async def test_scenario_max_bytes(start_server: StartServer) -> None:
+    server = await start_server(limits=limits(scenario_max_bytes=1000))
+    client = await make_client_for(server)
+    try:
+        steps = [{"event": {"type": "text-delta", "delta": "x" * 2000}}]
+        response = await client.post("/__test__/scenarios", json={"steps": steps})
+        assert response.status == 413
+    finally:
+        await client.close()
+
+
+# --- every limit has its test ---------------------------------------------------------------
+
+ELSEWHERE = {
+    "attachment_max_bytes": (
+        "test_chat_management.test_an_oversized_attachment_is_refused_in_human_units"
+    ),
+    "attachment_ttl_s": "test_errors.test_expired_attachment_is_unavailable",
+    "attachment_types": "test_chats.test_attachment_limits_are_clear_errors",
+    "body_max_bytes": "test_security.test_a_body_over_the_limit_is_413_and_is_not_read",
+    "prompt_max_bytes": "test_security.test_a_prompt_over_the_limit_is_413",
+    "attachments_per_request": (
+        "test_security.test_attachment_ids_are_capped_and_a_repeated_one_counts_once"
+    ),
+    "json_max_depth": "test_security.test_hostile_json_is_a_400_not_a_500",
+    "runs_per_user": "test_security.test_a_user_s_concurrent_runs_are_capped_with_429",
+    "password_workers": "test_hostile.test_a_sign_in_flood_does_not_stall_another_user",
+    "password_queue": "test_limits.test_password_queue_is_bounded",
+    "attempt_delay_s": "tests.unit.test_throttle.test_wait_grows_with_failures",
+    "attempt_delay_max_s": "tests.unit.test_throttle.test_wait_grows_with_failures",
+    "attempt_memory_s": "tests.unit.test_throttle.test_old_failures_are_forgotten",
+    "session_idle_s": "test_limits.test_session_lifetimes",
+    "session_absolute_s": "test_limits.test_session_lifetimes",
+    "body_grace_s": "test_limits.test_body_min_bytes_per_s",
+}
+"""The test holding each limit that has no ``test_<limit>`` here (module, then test)."""
+
+
+def test_every_limit_has_a_test() -> None:
+    """A limit added to server/config/limits.py without a test fails here."""
+    here = {name for name in globals() if name.startswith("test_")}
+    for field in dataclasses.fields(Limits):
+        named = f"test_{field.name}"
+        if any(test.startswith(named) for test in here):
+            continue
+        assert field.name in ELSEWHERE, f"no test holds the limit {field.name}"
+        where, _, test = ELSEWHERE[field.name].rpartition(".")
+        module = importlib.import_module(where if "." in where else f"tests.server.{where}")
+        assert callable(getattr(module, test, None)), f"{ELSEWHERE[field.name]} is gone"
