@@ -19,7 +19,6 @@ needs a user: 401 ``unauthenticated`` otherwise.
 
 from __future__ import annotations
 
-import ipaddress
 import re
 import secrets
 import time
@@ -33,6 +32,7 @@ from server.config import Config, Limits
 from server.contract.errors import ApiError, Handler
 from server.contract.jsonio import answer_payload, read_json_body
 from server.http.hosts import host_name
+from server.http.peers import client_address, from_trusted_proxy
 from server.http.services import services
 from server.http.throttle import attempt_keys
 from server.store.db import Database
@@ -118,20 +118,11 @@ def _set_cookie(request: web.Request, response: web.StreamResponse, token: str) 
 # --- who is asking ------------------------------------------------------------------------------
 
 
-def _from_trusted_proxy(request: web.Request, proxies: tuple[str, ...]) -> bool:
-    """The peer is one of ``--trusted-proxy`` (addresses or networks)."""
-    try:
-        peer = ipaddress.ip_address(request.remote or "")
-    except ValueError:
-        return False
-    return any(peer in ipaddress.ip_network(proxy, strict=False) for proxy in proxies)
-
-
 async def _proxy_user(request: web.Request) -> tuple[str, str] | None:
     """The user named by the proxy's header: only from a trusted proxy, and only once."""
     svc = services(request)
     header = svc.config.trusted_user_header or ""
-    if not _from_trusted_proxy(request, svc.config.trusted_proxies):
+    if not from_trusted_proxy(request):
         return None  # NOTE: anyone can write the header; only the proxy's copy counts
     values = request.headers.getall(header, [])
     if len(values) > 1:
@@ -194,7 +185,7 @@ async def sign_in(request: web.Request) -> web.Response:
         body = SignIn.model_validate(await read_json_body(request))
     except ValidationError as exc:
         raise ApiError(400, "invalid_body", "give a 'name' and a 'password'") from exc
-    keys = attempt_keys(body.name, request.remote)
+    keys = attempt_keys(body.name, client_address(request))
     _check_throttle(request, keys)
     svc.throttle.failed(keys, time.monotonic())  # NOTE: until the check says otherwise
     found = await find_user(svc.db, body.name)

@@ -38,9 +38,12 @@ async def _client(server: TestServer) -> TestClient[Any, Any]:
     return client
 
 
-async def password_server(start_server: StartServer, **changes: Any) -> TestServer:
-    """A password-mode server with accounts ana, bo and cy (all with ``PASSWORD``)."""
-    server = await start_server(auth="password", limits=limits(**changes))
+async def password_server(
+    start_server: StartServer, settings: dict[str, Any] | None = None, **changes: Any
+) -> TestServer:
+    """A password-mode server (``settings``: more of its config; ``changes``: its limits) with
+    accounts ana, bo, cy and di (all with ``PASSWORD``)."""
+    server = await start_server(auth="password", limits=limits(**changes), **(settings or {}))
     db = services_of(server).db
     hashed = hash_password(PASSWORD)
     for name in ("ana", "bo", "cy", "di"):
@@ -351,3 +354,34 @@ def test_every_limit_has_a_test() -> None:
         where, _, test = ELSEWHERE[field.name].rpartition(".")
         module = importlib.import_module(where if "." in where else f"tests.server.{where}")
         assert callable(getattr(module, test, None)), f"{ELSEWHERE[field.name]} is gone"
+
+
+@pytest.mark.parametrize(
+    ("proxies", "second"),
+    [
+        pytest.param(("127.0.0.1",), 401, id="behind-a-trusted-proxy-each-client-is-its-own"),
+        pytest.param(("10.9.9.9",), 429, id="anyone-else-s-header-is-ignored"),
+    ],
+)
+async def test_free_attempts_per_client_behind_a_proxy(
+    start_server: StartServer, proxies: tuple[str, ...], second: int
+) -> None:
+    server = await password_server(
+        start_server,
+        {"trusted_proxies": proxies},
+        free_attempts_per_client=1,
+        free_attempts_per_account=100,
+    )
+    client = await _client(server)
+    try:
+        statuses = []
+        for address in ("10.0.0.1", "10.0.0.2"):
+            response = await client.post(
+                "/api/session/sign-in",
+                json={"name": "ana", "password": "wrong"},
+                headers={"X-Forwarded-For": f"192.0.2.1, {address}"},
+            )
+            statuses.append(response.status)
+        assert statuses == [401, second]
+    finally:
+        await client.close()
