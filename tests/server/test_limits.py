@@ -61,6 +61,7 @@ async def _attempt(client: TestClient[Any, Any], name: str, password: str) -> tu
 # --- passwords ----------------------------------------------------------------------------------
 
 
+@pytest.mark.one_process  # NOTE: per process (docs/security.md)
 async def test_free_attempts_per_account_then_a_wait(start_server: StartServer) -> None:
     server = await password_server(start_server, free_attempts_per_account=2, attempt_delay_s=60)
     client = await _client(server)
@@ -74,6 +75,7 @@ async def test_free_attempts_per_account_then_a_wait(start_server: StartServer) 
         await client.close()
 
 
+@pytest.mark.one_process  # NOTE: per process (docs/security.md)
 async def test_free_attempts_per_client_then_a_wait(start_server: StartServer) -> None:
     server = await password_server(
         start_server, free_attempts_per_client=3, free_attempts_per_account=100
@@ -88,6 +90,7 @@ async def test_free_attempts_per_client_then_a_wait(start_server: StartServer) -
         await client.close()
 
 
+@pytest.mark.one_process  # NOTE: per process (docs/security.md)
 async def test_password_queue_is_bounded(start_server: StartServer) -> None:
     server = await password_server(
         start_server,
@@ -235,6 +238,7 @@ async def _dribble(server: TestServer, head: bytes, then: bytes) -> bytes:
     raise AssertionError("unreachable")
 
 
+@pytest.mark.one_process  # NOTE: per process (docs/security.md)
 async def test_header_deadline_s(start_server: StartServer) -> None:
     """Headers dribbled a byte at a time are cut once the deadline passes."""
     server = await start_server(limits=limits(header_deadline_s=0.3))
@@ -268,6 +272,7 @@ async def make_client_for(server: TestServer) -> TestClient[Any, Any]:
     return client
 
 
+@pytest.mark.one_process  # NOTE: per process (docs/security.md)
 async def test_body_min_bytes_per_s(start_server: StartServer) -> None:
     """A body dribbled below the minimum rate has its connection closed; nothing is made."""
     server = await start_server(limits=limits(body_grace_s=0.3, body_min_bytes_per_s=1000))
@@ -356,6 +361,7 @@ def test_every_limit_has_a_test() -> None:
         assert callable(getattr(module, test, None)), f"{ELSEWHERE[field.name]} is gone"
 
 
+@pytest.mark.one_process
 @pytest.mark.parametrize(
     ("proxies", "second"),
     [
