@@ -52,6 +52,7 @@ class Limits:
     attempt_delay_s: float = 1.0  # the first wait; it doubles with each further failure
     attempt_delay_max_s: float = 15 * _MINUTE
     attempt_memory_s: float = _DAY  # failures older than this are forgotten
+    attempt_keys_kept: int = 100_000  # accounts and addresses remembered; the oldest go first
 
     # --- sessions (server.http.auth, server.store.users) -------------------------------------
     session_idle_s: float = 7 * _DAY  # unused this long, a session ends

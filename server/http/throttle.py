@@ -16,6 +16,7 @@ right password clears the account's failures (not the address's).
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from server.config.limits import Limits
@@ -32,7 +33,7 @@ class Throttle:
     """Failures per key (``account:NAME``, ``client:ADDRESS``) and the waits they impose."""
 
     limits: Limits
-    _failures: dict[str, _Failures] = field(default_factory=dict)
+    _failures: OrderedDict[str, _Failures] = field(default_factory=OrderedDict)
 
     def _free(self, key: str) -> int:
         if key.startswith("client:"):
@@ -66,6 +67,9 @@ class Throttle:
             failures = self._failures.setdefault(key, _Failures())
             failures.count += 1
             failures.last_at = now
+            self._failures.move_to_end(key)
+        while len(self._failures) > self.limits.attempt_keys_kept:
+            self._failures.popitem(last=False)  # NOTE: bounded memory: the least recent goes
 
     def succeeded(self, keys: tuple[str, str]) -> None:
         """The right password: the account's failures are forgotten, and this attempt (counted

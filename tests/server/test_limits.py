@@ -341,6 +341,7 @@ ELSEWHERE = {
     "attempt_delay_s": "tests.unit.test_throttle.test_wait_grows_with_failures",
     "attempt_delay_max_s": "tests.unit.test_throttle.test_wait_grows_with_failures",
     "attempt_memory_s": "tests.unit.test_throttle.test_old_failures_are_forgotten",
+    "attempt_keys_kept": "tests.unit.test_throttle.test_attempt_keys_kept",
     "session_idle_s": "test_limits.test_session_lifetimes",
     "session_absolute_s": "test_limits.test_session_lifetimes",
     "body_grace_s": "test_limits.test_body_min_bytes_per_s",

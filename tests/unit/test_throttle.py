@@ -69,3 +69,13 @@ def test_success_clears_the_account_and_takes_back_one_client_failure() -> None:
 
 def test_names_are_one_account_whatever_their_case() -> None:
     assert attempt_keys("Ana", None)[0] == attempt_keys("ana", None)[0]
+
+
+def test_attempt_keys_kept() -> None:
+    """Memory stays bounded however many names are tried: the least recent keys go first."""
+    throttle = Throttle(dataclasses.replace(LIMITS, attempt_keys_kept=4))
+    for name in ("a", "b", "c"):
+        for _ in range(3):
+            throttle.failed(attempt_keys(name, name), 0.0)
+    assert throttle.wait_s(attempt_keys("a", None)[:1], 0.0) == 0, "forgotten"
+    assert throttle.wait_s(attempt_keys("c", None)[:1], 0.0) == 2, "kept"
