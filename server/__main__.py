@@ -5,24 +5,28 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import signal
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from aiohttp import web
 
 from server.app import create_app
 from server.cli import users as users_cli
-from server.config import DEFAULT_MAX_MODEL_CALLS, REPO_ROOT, Config, Limits
+from server.config import DEFAULT_MAX_MODEL_CALLS, LOOPBACK_PROXIES, REPO_ROOT, Config, Limits
 from server.config.providers import (
     PROVIDER_KINDS,
     ProviderSettings,
+    ProvidersFile,
     SettingsError,
     check_unique_ids,
     from_command_line,
     load_file,
 )
+from server.http.deadlines import handler_options
 from server.http.services import SERVICES
 from server.model.catalog import DEMO_MODELS
 from server.store.db import is_postgres_url
@@ -71,6 +75,13 @@ def _security_arguments(g: argparse._ArgumentGroup) -> None:
     g.add_argument("--auth", choices=["anonymous", "password", "proxy"], default="anonymous")
     g.add_argument("--trusted-user-header", help="with --auth proxy: the header naming the user")
     g.add_argument(
+        "--trusted-proxy",
+        action="append",
+        default=[],
+        help="with --auth proxy: an address or network (10.0.0.0/8) of the proxy; the user"
+        " header is honoured only from these (default: 127.0.0.1 and ::1; repeat)",
+    )
+    g.add_argument(
         "--allow-anonymous",
         action="store_true",
         help="serve anonymous users on a non-loopback host (anyone who reaches it can chat)",
@@ -81,11 +92,30 @@ def _security_arguments(g: argparse._ArgumentGroup) -> None:
         default=[],
         help="another origin the page may be served from (CORS with credentials; repeat)",
     )
+    g.add_argument(
+        "--public-url",
+        action="append",
+        default=[],
+        help="a URL users reach the server by (https://chat.example.org): its name passes the"
+        " Host check, and https there makes the session cookie Secure (repeat)",
+    )
     defaults = Limits()
     g.add_argument("--max-prompt-bytes", type=int, default=defaults.prompt_max_bytes)
     g.add_argument("--max-attachments", type=int, default=defaults.attachments_per_request)
     g.add_argument("--max-runs-per-user", type=int, default=defaults.runs_per_user)
     g.add_argument("--shutdown-grace-s", type=float, default=10.0)
+    g.add_argument(
+        "--header-deadline-s",
+        type=float,
+        default=defaults.header_deadline_s,
+        help="a request's headers must arrive within this (and an idle connection closes)",
+    )
+    g.add_argument(
+        "--body-min-rate",
+        type=float,
+        default=defaults.body_min_bytes_per_s,
+        help="bytes per second a request body must keep up after its first seconds",
+    )
 
 
 LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
@@ -105,6 +135,14 @@ def _check_security(parser: argparse.ArgumentParser, a: argparse.Namespace) -> N
         parser.error("--lease-s must be positive")
     if not a.coalesce_ms >= 0:
         parser.error("--coalesce-ms must be 0 or more")
+    for proxy in a.trusted_proxy:
+        try:
+            ipaddress.ip_network(proxy, strict=False)
+        except ValueError:
+            parser.error(f"--trusted-proxy {proxy!r} must be an address or a network (10.0.0.0/8)")
+    for url in a.public_url:
+        if not url.startswith(("http://", "https://")) or not urlsplit(url).hostname:
+            parser.error(f"--public-url {url!r} must be like https://chat.example.org")
     for origin in a.allowed_origin:
         if not origin.startswith(("http://", "https://")) or origin.rstrip("/") != origin:
             parser.error(f"--allowed-origin {origin!r} must be like https://chat.example.org")
@@ -123,14 +161,14 @@ def _provider_arguments(g: argparse._ArgumentGroup) -> None:
     g.add_argument("--max-model-calls", type=int, help="cap of model calls per turn (tool loop)")
 
 
-def _providers(a: argparse.Namespace) -> tuple[tuple[ProviderSettings, ...], int | None]:
-    """Providers from ``--config`` then ``--provider``; ``SettingsError`` says what is wrong."""
+def _providers(a: argparse.Namespace) -> tuple[tuple[ProviderSettings, ...], ProvidersFile | None]:
+    """Providers from ``--config`` then ``--provider`` (and the file's other settings);
+    ``SettingsError`` says what is wrong."""
     providers: list[ProviderSettings] = []
-    cap = None
+    file = None
     if a.config is not None:
         file = load_file(a.config)
         providers += file.providers
-        cap = file.max_model_calls
     if a.provider is not None:
         if not a.model:
             raise SettingsError("--provider needs at least one --model")
@@ -139,7 +177,7 @@ def _providers(a: argparse.Namespace) -> tuple[tuple[ProviderSettings, ...], int
     elif a.model or a.base_url or a.api_key_env:
         raise SettingsError("--model, --base-url and --api-key-env need --provider")
     check_unique_ids(tuple(providers), {model.info.id for model in DEMO_MODELS})
-    return tuple(providers), cap
+    return tuple(providers), file
 
 
 def _with_overrides(provider: ProviderSettings, a: argparse.Namespace) -> ProviderSettings:
@@ -165,7 +203,7 @@ def parse_args(argv: list[str]) -> Config:
     a = parser.parse_args(argv)
     _check_security(parser, a)
     try:
-        providers, file_cap = _providers(a)
+        providers, file = _providers(a)
     except SettingsError as exc:
         parser.error(str(exc))
     return Config(
@@ -181,10 +219,14 @@ def parse_args(argv: list[str]) -> Config:
         static_root=a.static_root.resolve(),
         access_log=a.access_log,
         providers=providers,
-        max_model_calls=a.max_model_calls or file_cap or DEFAULT_MAX_MODEL_CALLS,
+        max_model_calls=a.max_model_calls
+        or (file and file.max_model_calls)
+        or DEFAULT_MAX_MODEL_CALLS,
         auth=a.auth,
         trusted_user_header=a.trusted_user_header,
+        trusted_proxies=tuple(a.trusted_proxy) or LOOPBACK_PROXIES,
         allowed_origins=tuple(a.allowed_origin),
+        public_urls=tuple(a.public_url) + (file.public_urls if file else ()),
         shutdown_grace_s=a.shutdown_grace_s,
         redis_url=a.redis_url,
         lease_s=a.lease_s,
@@ -192,6 +234,8 @@ def parse_args(argv: list[str]) -> Config:
             prompt_max_bytes=a.max_prompt_bytes,
             attachments_per_request=a.max_attachments,
             runs_per_user=a.max_runs_per_user,
+            header_deadline_s=a.header_deadline_s,
+            body_min_bytes_per_s=a.body_min_rate,
         ),
     )
 
@@ -212,7 +256,13 @@ async def serve(config: Config) -> None:
         Path(config.db_path).parent.mkdir(parents=True, exist_ok=True)
     access = _access_logger(config.access_log)
     app = create_app(config)
-    runner = web.AppRunner(app, handler_cancellation=True, access_log=access, shutdown_timeout=2.0)
+    runner = web.AppRunner(
+        app,
+        handler_cancellation=True,
+        access_log=access,
+        shutdown_timeout=2.0,
+        **handler_options(config.limits),
+    )
     await runner.setup()
     site = web.TCPSite(runner, config.host, config.port)
     await site.start()

@@ -3,6 +3,10 @@
 Any static host can serve dist/ (it must send ``.wasm`` as ``application/wasm`` and ``.mjs`` as
 ``text/javascript``). ``dist/config.json`` holds the API base URL: empty (the default) means
 the same origin; ``API_BASE=https://api.example.test make dist`` points the page elsewhere.
+The page carries the reference server's Content-Security-Policy as a ``<meta http-equiv>``
+(the API's origin added to ``connect-src`` and ``img-src``), so a plain static host enforces it
+too; ``dist/content-security-policy.txt`` is the same policy for a host that sends it as a
+header.
 
 Every compressible file has its ``.br`` and ``.gz`` beside it when that pays: static/vendor/'s
 come from ``make setup``; the page's own files are compressed here. A host that serves
@@ -16,7 +20,9 @@ import json
 import os
 import shutil
 import sys
+from html import escape
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import appwheel
 from compress import MANIFEST, SIBLING_SUFFIXES, is_compressible, precompress_files
@@ -24,9 +30,37 @@ from compress import MANIFEST, SIBLING_SUFFIXES, is_compressible, precompress_fi
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from server.http.precache import WORKER, Precache  # noqa: E402
+from server.http.security import content_security_policy  # noqa: E402
 
 DIST = ROOT / "dist"
 PAGE_FILES = ("index.html", "pyscript.toml")
+CSP_FILE = "content-security-policy.txt"
+_CHARSET = '<meta charset="utf-8">'
+
+
+def api_origin(api_base: str) -> str | None:
+    """The origin of ``api_base`` (``None``: the page's own)."""
+    if not api_base:
+        return None
+    parts = urlsplit(api_base)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise SystemExit(f"dist: API_BASE {api_base!r} must be like https://api.example.org")
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def write_policy(target: Path, api_base: str) -> None:
+    """The reference server's Content-Security-Policy, with the API's origin: in the page as a
+    ``<meta http-equiv>`` (any static host then applies it), and in ``content-security-policy.txt``
+    for a host that can send it as a header (which may also forbid framing)."""
+    origin = api_origin(api_base)
+    page = target / "index.html"
+    meta = content_security_policy(origin, in_meta=True)
+    html = page.read_text(encoding="utf-8")
+    if _CHARSET not in html:
+        raise SystemExit("dist: index.html has no <meta charset> to put the policy after")
+    tag = f'<meta http-equiv="Content-Security-Policy" content="{escape(meta, quote=True)}">'
+    page.write_text(html.replace(_CHARSET, f"{_CHARSET}\n  {tag}", 1), encoding="utf-8")
+    (target / CSP_FILE).write_text(content_security_policy(origin) + "\n", encoding="utf-8")
 
 
 def build(api_base: str, target: Path = DIST) -> Path:
@@ -39,6 +73,7 @@ def build(api_base: str, target: Path = DIST) -> Path:
     target.mkdir(parents=True)
     for name in PAGE_FILES:
         shutil.copy2(ROOT / name, target / name)
+    write_policy(target, api_base)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".stamp", appwheel.STAMP.name, MANIFEST)
     # NOTE: the page's script only: every other module is in static/app/'s wheel.
     (target / "app").mkdir()

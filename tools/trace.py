@@ -375,7 +375,7 @@ class _FakeServer:
     async def sign_in(self, name: str, password: str) -> Any:
         return await self.start_session()
 
-    async def sign_out(self) -> None:
+    async def sign_out(self, everywhere: bool = False) -> None:
         return None
 
     async def cancel_run(self, run_id: str) -> Any:

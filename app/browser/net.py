@@ -182,8 +182,9 @@ class BrowserApi:
         )
         return SessionInfo.model_validate(answer)
 
-    async def sign_out(self) -> None:
-        js_response = await fetch(self._backend.url("/api/session/sign-out"), method="POST")
+    async def sign_out(self, everywhere: bool = False) -> None:
+        path = "/api/session/sign-out-everywhere" if everywhere else "/api/session/sign-out"
+        js_response = await fetch(self._backend.url(path), method="POST")
         if not js_response.ok:
             raise await _js_error_body(js_response)
 

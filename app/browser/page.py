@@ -23,6 +23,7 @@ from app.browser.edge import (
     spawn,
     text_or_none,
 )
+from app.browser.sign_in import sign_in_form
 from app.run.transport import ChatApi
 from app.state.actions import FileAdded, FileChanged, FileRemoved, OptionsChanged
 from app.state.history import ChatView
@@ -88,37 +89,7 @@ async def signed_in(api: ChatApi) -> SessionInfo:
     except HttpStatusError as error:
         if error.status != 401:
             raise
-    return await _sign_in(api)
-
-
-async def _sign_in(api: ChatApi) -> SessionInfo:
-    """Show the sign-in form until a name and password match (the boot waits here)."""
-    js_form, js_error = query("form[name=sign-in]"), query("#sign-in-error")
-    query("#boot-text").textContent = "Sign in to continue"
-    js_form.hidden = False
-    query("input[name=username]").focus()
-    listeners = Listeners()
-    submitted: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
-
-    def on_submit(js_event: JsValue) -> None:
-        js_event.preventDefault()
-        name = str(query("input[name=username]").value).strip()
-        submitted.put_nowait((name, str(query("input[name=password]").value)))
-
-    listeners.on(js_form, "submit", on_submit)
-    try:
-        while True:
-            name, password = await submitted.get()
-            try:
-                session = await api.sign_in(name, password)
-            except (HttpStatusError, TransportError) as error:
-                js_error.textContent = f"{error.message} ({error.code})"
-                continue
-            js_form.hidden = True
-            return session
-    finally:
-        listeners.teardown()
-        query("input[name=password]").value = ""
+    return await sign_in_form(api)
 
 
 def show_account(session: SessionInfo) -> None:
@@ -126,7 +97,8 @@ def show_account(session: SessionInfo) -> None:
     if session.auth == "anonymous":
         return
     query("#account-name").textContent = session.name
-    query("[data-action=sign-out]").hidden = session.auth != "password"
+    for action in ("sign-out", "sign-out-everywhere"):
+        query(f"[data-action={action}]").hidden = session.auth != "password"
     query("#account").hidden = False
 
 
@@ -538,6 +510,7 @@ class Page:
             # the page's own
             "new-chat": Act(lambda _t, _m: self._new_chat(), PROMPT),
             "sign-out": Act(lambda _t, _m: spawn(self._sign_out())),
+            "sign-out-everywhere": Act(lambda _t, _m: spawn(self._sign_out(everywhere=True))),
             "copy-code": Act(lambda target, _m: self._copy_code(target)),
             "retry": Act(lambda _t, _m: self._retry()),
             "suggest": Act(lambda target, _m: self._suggest(target)),
@@ -726,9 +699,9 @@ class Page:
         key = str(js_target.getAttribute("data-file-key") or "")
         self._files.remove(key)
 
-    async def _sign_out(self) -> None:
+    async def _sign_out(self, everywhere: bool = False) -> None:
         try:
-            await self._api.sign_out()
+            await self._api.sign_out(everywhere)
         finally:
             await device.forget()  # NOTE: nothing of this user stays on the device
             js.location.reload()

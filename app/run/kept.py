@@ -137,8 +137,8 @@ class KeptApi:
     async def sign_in(self, name: str, password: str) -> SessionInfo:
         return await self._asked(self._api.sign_in(name, password))
 
-    async def sign_out(self) -> None:
-        await self._asked(self._api.sign_out())
+    async def sign_out(self, everywhere: bool = False) -> None:
+        await self._asked(self._api.sign_out(everywhere))
 
     async def cancel_run(
         self, run_id: str, reason: ClientTimeoutCode | None = None

@@ -61,8 +61,9 @@ class ChatApi(Protocol):
         """``POST /api/session/sign-in``; 401 ``invalid_credentials`` when they do not match."""
         ...
 
-    async def sign_out(self) -> None:
-        """``POST /api/session/sign-out``."""
+    async def sign_out(self, everywhere: bool = False) -> None:
+        """``POST /api/session/sign-out`` (``everywhere``: ``…/sign-out-everywhere``, every
+        session of the user ends)."""
         ...
 
     async def cancel_run(

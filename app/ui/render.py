@@ -96,6 +96,12 @@ ERROR_TEXT = {
     "prompt_too_large": "The message is too long.",
     "too_many_attachments": "Too many files are attached to one message.",
     "invalid_credentials": "That name and password do not match.",
+    "invalid_header": "The sign-in proxy in front of the server sent an unusable request.",
+    "too_many_attempts": "Too many wrong passwords; wait before trying again.",
+    "host_refused": "The server does not answer to the address this page used.",
+    "too_many_readers": "This answer is open in too many places; close some and try again.",
+    "storage_unavailable": "The server cannot save right now (its storage failed); "
+    "nothing was lost, try again in a moment.",
     "origin_refused": "This page may not talk to the server from where it is served.",
     "body_too_large": "The request is too large.",
     "attachment_empty": "An attached file is empty.",

@@ -44,6 +44,7 @@ PageAction = Literal[
     "send",
     "shortcuts",
     "sign-out",
+    "sign-out-everywhere",
     "skip-to-composer",
     "stop",
     "suggest",

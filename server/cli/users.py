@@ -20,7 +20,8 @@ import sys
 from pathlib import Path
 
 from server.config import REPO_ROOT
-from server.http.auth import NAME_PATTERN, hash_password
+from server.http.auth import NAME_PATTERN
+from server.http.passwords import hash_password
 from server.store.db import Database, is_postgres_url, open_database
 from server.store.users import account_names, ensure_user, find_user, remove_user, set_password
 

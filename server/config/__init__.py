@@ -6,37 +6,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.wire.api import AuthMode
+from server.config.limits import Limits
 from server.config.providers import ProviderSettings
+
+__all__ = ["DEFAULT_MAX_MODEL_CALLS", "LOOPBACK_PROXIES", "REPO_ROOT", "Config", "Limits"]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_MAX_MODEL_CALLS = 8
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """Size and type limits of uploads and request bodies."""
-
-    attachment_max_bytes: int = 5 * 1024 * 1024
-    attachment_ttl_s: float = 24 * 3600.0
-    attachment_types: frozenset[str] = frozenset(
-        {
-            "image/png",
-            "image/jpeg",
-            "image/gif",
-            "image/webp",
-            "text/plain",
-            "text/markdown",
-            "text/csv",
-            "application/json",
-            "application/pdf",
-        }
-    )
-    scenario_max_bytes: int = 16 * 1024 * 1024  # the /__test__ routes only
-    body_max_bytes: int = 1024 * 1024  # any other JSON body
-    prompt_max_bytes: int = 256 * 1024
-    attachments_per_request: int = 10
-    runs_per_user: int = 4  # concurrent runs; more is 429 too_many_runs
-    json_max_depth: int = 64
+LOOPBACK_PROXIES = ("127.0.0.1", "::1")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +40,9 @@ class Config:
     max_model_calls: int = DEFAULT_MAX_MODEL_CALLS
     auth: AuthMode = "anonymous"
     trusted_user_header: str | None = None
+    trusted_proxies: tuple[str, ...] = LOOPBACK_PROXIES  # peers whose user header counts
     allowed_origins: tuple[str, ...] = ()
+    public_urls: tuple[str, ...] = ()  # where users reach it: their names pass the Host check
     shutdown_grace_s: float = 10.0
     redis_url: str | None = None  # several processes share runs through it (server.runs.bus)
     lease_s: float = 5.0  # a run's owner must renew its lease within this; then it is lost

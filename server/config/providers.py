@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -120,6 +120,7 @@ class ProvidersFile(BaseModel):
     model_config = _STRICT
 
     max_model_calls: int | None = Field(default=None, ge=1, le=50)
+    public_urls: tuple[Annotated[str, Field(pattern=r"^https?://[^/?#]+")], ...] = ()
     providers: tuple[ProviderSettings, ...] = Field(min_length=1)
 
 

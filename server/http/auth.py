@@ -3,32 +3,43 @@
     anonymous   each browser gets its own user on ``GET /api/session`` (the loopback default)
     password    accounts made with ``python -m server users add NAME`` (argon2 hashes); the page
                 signs in with ``POST /api/session/sign-in`` and out with ``…/sign-out``
-    proxy       an SSO proxy in front names the user in ``--trusted-user-header``
+    proxy       an SSO proxy in front names the user in ``--trusted-user-header``: honoured
+                only from the peers of ``--trusted-proxy`` (default: loopback), and a header
+                given twice is refused (400 ``invalid_header``)
 
-The session cookie is ``HttpOnly``, ``SameSite=Lax``, ``Secure`` over https, and a new one is
-issued at sign-in (the old one is dropped). ``?as=NAME`` switches user only with
-``--test-hooks``. Every ``/api`` route but the session's own needs a user: 401
-``unauthenticated`` otherwise.
+The session cookie is ``HttpOnly``, ``SameSite=Lax``, ``Secure`` over https (or when the name
+it is reached by is an https ``--public-url``: TLS ends at a proxy), and a new one is issued at
+sign-in (the old one is dropped). Sessions end when unused for ``session_idle_s`` or older
+than ``session_absolute_s`` (anonymous ones live as long as their cookie); ``…/sign-out-
+everywhere`` ends all of a user's. ``?as=NAME`` switches user only with
+``--test-hooks``. Passwords are checked off the event loop and wrong ones throttled
+(server.http.passwords, server.http.throttle). Every ``/api`` route but the session's own
+needs a user: 401 ``unauthenticated`` otherwise.
 """
 
 from __future__ import annotations
 
 import re
 import secrets
+import time
+from urllib.parse import urlsplit
 
 from aiohttp import web
-from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.wire.api import AuthMode, SessionInfo, UploadLimits
-from server.config import Limits
+from server.config import Config, Limits
 from server.contract.errors import ApiError, Handler
 from server.contract.jsonio import answer_payload, read_json_body
+from server.http.hosts import host_name
+from server.http.peers import client_address, from_trusted_proxy
 from server.http.services import services
+from server.http.throttle import attempt_keys
 from server.store.db import Database
 from server.store.users import (
+    Lifetime,
     end_session,
+    end_sessions_of,
     ensure_user,
     find_user,
     open_session,
@@ -40,10 +51,6 @@ USER_KEY = web.RequestKey("riacho_user_id", str)
 NAME_PATTERN = r"[A-Za-z0-9_.-]{1,64}"
 _NAME_RE = re.compile(NAME_PATTERN)
 _PUBLIC = frozenset({"/api/session", "/api/session/sign-in", "/api/session/sign-out"})
-_HASHER = PasswordHasher()
-# NOTE: verified against when the name is unknown, so both failures take the same time.
-_DUMMY_HASH = _HASHER.hash("not a password anyone has")
-_MAX_AGE_S = {"anonymous": 365 * 24 * 3600, "password": 30 * 24 * 3600, "proxy": 0}
 
 
 class SignIn(BaseModel):
@@ -58,15 +65,20 @@ class SignIn(BaseModel):
 # --- users and sessions in the database ---------------------------------------------------------
 
 
-def hash_password(password: str) -> str:
-    """An argon2id hash (memory-hard) of ``password``."""
-    return _HASHER.hash(password)
+def session_lifetime(config: Config) -> Lifetime:
+    """How long a session lives in this auth mode (an anonymous one: as long as its cookie)."""
+    limits = config.limits
+    if config.auth == "anonymous":
+        forever = limits.anonymous_session_absolute_s
+        return Lifetime(idle_s=forever, absolute_s=forever)
+    return Lifetime(idle_s=limits.session_idle_s, absolute_s=limits.session_absolute_s)
 
 
-async def _user_of_token(db: Database, token: str | None) -> tuple[str, str] | None:
+async def _user_of_token(request: web.Request, token: str | None) -> tuple[str, str] | None:
     if not token:
         return None
-    return await user_of_session(db, token)
+    svc = services(request)
+    return await user_of_session(svc.db, token, session_lifetime(svc.config))
 
 
 async def _open_session(db: Database, user_id: str) -> str:
@@ -80,16 +92,26 @@ async def _drop_session(db: Database, token: str | None) -> None:
         await end_session(db, token)
 
 
+def _over_https(request: web.Request) -> bool:
+    """The page reached the server over https: directly, or through a proxy that terminates
+    TLS in front of it (the request's name is one of the https ``--public-url``s)."""
+    if request.secure:
+        return True
+    host = host_name(request.headers.get("Host", ""))
+    public = services(request).config.public_urls
+    return any(u.startswith("https://") and urlsplit(u).hostname == host for u in public)
+
+
 def _set_cookie(request: web.Request, response: web.StreamResponse, token: str) -> None:
-    mode = services(request).config.auth
+    lifetime = session_lifetime(services(request).config)
     response.set_cookie(
         COOKIE_NAME,
         token,
         httponly=True,
         samesite="Lax",
-        secure=request.secure,
+        secure=_over_https(request),
         path="/",
-        max_age=_MAX_AGE_S[mode] or None,
+        max_age=int(lifetime.absolute_s),
     )
 
 
@@ -97,8 +119,15 @@ def _set_cookie(request: web.Request, response: web.StreamResponse, token: str) 
 
 
 async def _proxy_user(request: web.Request) -> tuple[str, str] | None:
+    """The user named by the proxy's header: only from a trusted proxy, and only once."""
     svc = services(request)
-    name = request.headers.get(svc.config.trusted_user_header or "", "").strip()
+    header = svc.config.trusted_user_header or ""
+    if not from_trusted_proxy(request):
+        return None  # NOTE: anyone can write the header; only the proxy's copy counts
+    values = request.headers.getall(header, [])
+    if len(values) > 1:
+        raise ApiError(400, "invalid_header", f"{header} is given {len(values)} times")
+    name = values[0].strip() if values else ""
     if not _NAME_RE.fullmatch(name):
         return None
     return await ensure_user(svc.db, name), name
@@ -109,7 +138,7 @@ async def _known_user(request: web.Request) -> tuple[str, str] | None:
     svc = services(request)
     if svc.config.auth == "proxy":
         return await _proxy_user(request)
-    return await _user_of_token(svc.db, request.cookies.get(COOKIE_NAME))
+    return await _user_of_token(request, request.cookies.get(COOKIE_NAME))
 
 
 def _session_info(user: tuple[str, str], mode: AuthMode, limits: Limits) -> SessionInfo:
@@ -156,25 +185,44 @@ async def sign_in(request: web.Request) -> web.Response:
         body = SignIn.model_validate(await read_json_body(request))
     except ValidationError as exc:
         raise ApiError(400, "invalid_body", "give a 'name' and a 'password'") from exc
+    keys = attempt_keys(body.name, client_address(request))
+    _check_throttle(request, keys)
+    svc.throttle.failed(keys, time.monotonic())  # NOTE: until the check says otherwise
     found = await find_user(svc.db, body.name)
-    if not _password_matches(found[1] if found else None, body.password) or found is None:
+    if not await svc.passwords.matches(found[1] if found else None, body.password):
         raise ApiError(401, "invalid_credentials", "that name and password do not match")
+    assert found is not None  # NOTE: an unknown name never matches (the dummy hash)
+    svc.throttle.succeeded(keys)
     await _drop_session(svc.db, request.cookies.get(COOKIE_NAME))  # NOTE: rotated at sign-in
     response = answer_payload(_session_info((found[0], body.name), "password", svc.config.limits))
     _set_cookie(request, response, await _open_session(svc.db, found[0]))
     return response
 
 
-def _password_matches(stored: str | None, password: str) -> bool:
-    try:
-        return _HASHER.verify(stored or _DUMMY_HASH, password) and stored is not None
-    except (VerificationError, InvalidHashError):
-        return False
+def _check_throttle(request: web.Request, keys: tuple[str, str]) -> None:
+    """429 ``too_many_attempts`` with ``Retry-After`` while wrong passwords impose a wait."""
+    wait = services(request).throttle.wait_s(keys, time.monotonic())
+    if wait > 0:
+        raise ApiError(
+            429,
+            "too_many_attempts",
+            f"too many wrong passwords; try again in {wait} s",
+            {"Retry-After": str(wait)},
+        )
 
 
 async def sign_out(request: web.Request) -> web.Response:
     """``POST /api/session/sign-out``: the session ends (its cookie is cleared)."""
     await _drop_session(services(request).db, request.cookies.get(COOKIE_NAME))
+    response = web.Response(status=204)
+    response.del_cookie(COOKIE_NAME, path="/")
+    return response
+
+
+async def sign_out_everywhere(request: web.Request) -> web.Response:
+    """``POST /api/session/sign-out-everywhere``: every session of the user ends (every
+    browser and device); this one's cookie is cleared."""
+    await end_sessions_of(services(request).db, current_user(request))
     response = web.Response(status=204)
     response.del_cookie(COOKIE_NAME, path="/")
     return response

@@ -20,23 +20,34 @@ from server.http.services import services
 
 _CHANGES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _UPLOAD_PATH = "/api/attachments"
-CONTENT_SECURITY_POLICY = "; ".join(
-    [
+
+
+def content_security_policy(api_origin: str | None = None, *, in_meta: bool = False) -> str:
+    """The page's Content-Security-Policy: no remote origin but ``api_origin`` (a static deploy's
+    API, for its requests and its attachment previews); ``in_meta`` leaves out what a
+    ``<meta http-equiv>`` cannot carry (``frame-ancestors``: browsers ignore it there and say
+    so in the console)."""
+    api = f" {api_origin}" if api_origin else ""
+    directives = [
         "default-src 'self'",
         # NOTE: Pyodide compiles WebAssembly ('wasm-unsafe-eval') and its dynamic linker evals
         # the EM_ASM snippets of shared libraries such as pydantic-core ('unsafe-eval').
         "script-src 'self' 'wasm-unsafe-eval' 'unsafe-eval'",
         "style-src 'self' 'unsafe-inline'",
-        "img-src 'self' data: blob:",
+        f"img-src 'self' data: blob:{api}",
         "font-src 'self' data:",
-        "connect-src 'self'",
+        f"connect-src 'self'{api}",
         "worker-src 'self' blob:",
         "object-src 'none'",
         "base-uri 'none'",
         "form-action 'self'",
-        "frame-ancestors 'none'",
     ]
-)
+    if not in_meta:
+        directives.append("frame-ancestors 'none'")
+    return "; ".join(directives)
+
+
+CONTENT_SECURITY_POLICY = content_security_policy()
 SECURITY_HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     "X-Content-Type-Options": "nosniff",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from server.http.auth import get_session, sign_in, sign_out
+from server.http.auth import get_session, sign_in, sign_out, sign_out_everywhere
 from server.routes.chats import (
     compact_chat,
     create_chat,
@@ -25,6 +25,7 @@ def api_routes() -> list[web.RouteDef]:
         web.get("/api/session", get_session),
         web.post("/api/session/sign-in", sign_in),
         web.post("/api/session/sign-out", sign_out),
+        web.post("/api/session/sign-out-everywhere", sign_out_everywhere),
         web.get("/api/models", list_models),
         web.get("/api/chats", list_chats),
         web.post("/api/chats", create_chat),

@@ -100,18 +100,20 @@ def _after(request: web.Request) -> int:
 
 
 async def run_events(request: web.Request) -> web.StreamResponse:
-    """Replay ``seq > N`` from the log, then the live tail; 410 ``events_expired``."""
+    """Replay ``seq > N`` from the log, then the live tail; 410 ``events_expired``; 429
+    ``too_many_readers`` past the readers' caps (server.runs.readers)."""
     svc = services(request)
     row = await _own_run(svc, current_user(request), request.match_info["run_id"])
     after = _after(request)
     if runlog.is_expired(row, svc.config.retention_s):
         raise ApiError(410, "events_expired", "this run's events are no longer kept")
-    live = svc.runs.live.get(row["id"])
-    response = await open_sse(request)
-    if live is not None:
-        await follow_run(svc.runs, live, response, after)
-    elif row["status"] == "running" and svc.runs.bus.spans_processes:
-        await follow_elsewhere(svc.runs, row["id"], response, after)
-    else:
-        await write_frames(response, await runlog.load_frames(svc.db, row["id"], after))
-    return response
+    with svc.readers.reading(current_user(request), row["id"]):
+        live = svc.runs.live.get(row["id"])
+        response = await open_sse(request)
+        if live is not None:
+            await follow_run(svc.runs, live, response, after)
+        elif row["status"] == "running" and svc.runs.bus.spans_processes:
+            await follow_elsewhere(svc.runs, row["id"], response, after)
+        else:
+            await write_frames(response, await runlog.load_frames(svc.db, row["id"], after))
+        return response

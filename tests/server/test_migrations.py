@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from server.store import migrations
 from server.store.db import SqliteDatabase
 from server.store.migrations import head_revision
 from server.store.runlog import load_frames, run_row
+from server.store.users import Lifetime, token_hash, user_of_session
 from server.turns.start import chat_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -194,3 +196,19 @@ def test_processes_starting_together_on_a_new_file_all_start(tmp_path: Path) -> 
     ]
     failures = [p.stderr.read().decode()[-500:] for p in starts if p.wait() != 0 and p.stderr]
     assert failures == []
+
+
+async def test_sessions_issued_before_are_hashed_in_place_and_still_work(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as old:
+        old.executescript(FIRST_SCHEMA)
+        old.execute("INSERT INTO users VALUES ('usr_a', 'ana', 0)")
+        old.execute("INSERT INTO sessions VALUES ('tok-en', 'usr_a', ?)", (time.time(),))
+    db = SqliteDatabase(str(path))
+    try:
+        rows = await db.all("SELECT token_hash FROM sessions")
+        assert [row["token_hash"] for row in rows] == [token_hash("tok-en")], "no token kept"
+        day = Lifetime(idle_s=86400.0, absolute_s=86400.0)
+        assert await user_of_session(db, "tok-en", day) == ("usr_a", "ana"), "nobody signed out"
+    finally:
+        await db.close()

@@ -11,7 +11,8 @@ import pytest
 from aiohttp import ClientSession, DummyCookieJar, FormData
 from aiohttp.test_utils import TestClient, TestServer
 
-from server.http.auth import COOKIE_NAME, hash_password
+from server.http.auth import COOKIE_NAME
+from server.http.passwords import hash_password
 from server.runs.registry import EARLY_CANCELS_KEPT
 from server.store.users import ensure_user
 from tests.server.conftest import MakeApi, StartServer, services_of

@@ -188,7 +188,7 @@ class FakeTransport:
     async def sign_in(self, name: str, password: str) -> SessionInfo:
         return SessionInfo(user_id="usr_1", name=name, auth="password")
 
-    async def sign_out(self) -> None:
+    async def sign_out(self, everywhere: bool = False) -> None:
         return None
 
     async def list_models(self) -> list[ModelInfo]:

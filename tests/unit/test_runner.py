@@ -11,6 +11,7 @@ import pytest
 from app.run.chat_stream import ChatStream, SendOptions
 from app.state.state import Live, Replaying, State
 from app.state.trace import Gap, format_trace
+from app.ui.render import human_error
 from app.wire.api import ModelInfo, ServerRunStatus
 from app.wire.errors import HttpStatusError, TransportError
 from app.wire.parts import ToolCallPart
@@ -322,6 +323,20 @@ async def test_resume_request_failure_stays_interrupted_and_resumable() -> None:
 
     run = run_of(chat)
     assert (run.status, run.reason, run.can_resume) == ("interrupted", "resume_failed", True)
+
+
+async def test_a_resume_refused_for_too_many_readers_says_so_and_stays_resumable() -> None:
+    fake = FakeTransport()
+    chat = await started(fake, [text(1, "a"), Drop()])
+    refused = HttpStatusError(429, "too_many_readers", "too many readers", retry_after=5)
+    fake.events.append(Script(error=refused))
+
+    await finish(chat.send("x"))
+
+    run = run_of(chat)
+    assert (run.status, run.reason, run.can_resume) == ("interrupted", "resume_failed", True)
+    assert run.error is not None and run.error.code == "too_many_readers"
+    assert human_error(run.error).startswith("This answer is open in too many places")
 
 
 # --- gap replay ---------------------------------------------------------------------------------
