@@ -13,6 +13,7 @@ import js
 from pyodide.ffi import create_once_callable
 
 from app.browser import device
+from app.browser.code_runner import CodeRunner
 from app.browser.dom import BrowserDom
 from app.browser.edge import (
     JsValue,
@@ -317,6 +318,7 @@ class Page:
         self._listeners = Listeners()
         self.drafts = Drafts()
         self._files = Files(api, limits, controller)
+        self._code = CodeRunner()
         self._search_timer: int | None = None
 
     def bind(self) -> None:
@@ -539,6 +541,8 @@ class Page:
             "new-chat": Act(lambda _t, _m: self._new_chat(), PROMPT),
             "sign-out": Act(lambda _t, _m: spawn(self._sign_out())),
             "copy-code": Act(lambda target, _m: self._copy_code(target)),
+            "run-code": Act(lambda target, _m: self._code.run(target)),
+            "stop-code": Act(lambda target, _m: self._code.stop(target)),
             "retry": Act(lambda _t, _m: self._retry()),
             "suggest": Act(lambda target, _m: self._suggest(target)),
             "jump-to-latest": Act(lambda _t, _m: self._dom.follow(), PROMPT),

@@ -60,7 +60,7 @@ def _file_html(name: str, mime: str, url: str | None) -> str:
 
 def output_attributes(state: CodeRunState) -> dict[str, str]:
     """The attributes of ``[data-code-output]`` for ``state``."""
-    attributes = {"data-run-state": state.status}
+    attributes: dict[str, str] = {"data-run-state": state.status}
     if state.limit is not None:
         attributes["data-limit"] = state.limit
     if state.state_kept is not None:

@@ -1,0 +1,105 @@
+"""Code that runs in the page (SPEC §13), in real Chromium: a finished Python block's Run, its
+output as printed, tracebacks, the sandbox's isolation from the user's session, Stop, the time
+limit, files and packages."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Locator, Page, expect
+
+from tests.e2e.conftest import LiveServer
+from tests.e2e.scenarios import Step, StreamRequest, done, on_next_stream, send, text
+
+STREAM_MS = 30_000
+START_MS = 20_000  # NOTE: a first Run starts Python in the sandbox's worker
+
+
+def answer_with_code(page: Page, server: LiveServer, *codes: str) -> Locator:
+    """Send a prompt answered by one Python block per entry of ``codes``; the finished answer."""
+    body = "".join(f"Block {i}:\n\n```python\n{code}\n```\n\n" for i, code in enumerate(codes))
+
+    def steps(_request: StreamRequest) -> list[Step]:
+        return [text(body), done()]
+
+    on_next_stream(page, server, steps)
+    answer = send(page, "Some code please")
+    expect(answer).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
+    return answer
+
+
+def run_block(answer: Locator, index: int = 0) -> Locator:
+    """Press Run on block ``index`` of ``answer``; that block's output panel."""
+    block = answer.locator(".code-block").nth(index)
+    block.locator("[data-action=run-code]").click()
+    return block.locator("xpath=following-sibling::*[1][@data-code-output]")
+
+
+def finished(panel: Locator, state: str) -> Locator:
+    expect(panel).to_have_attribute("data-run-state", state, timeout=START_MS)
+    return panel
+
+
+def test_print_shows_output_and_a_second_run_keeps_variables(
+    riacho: Page, server: LiveServer
+) -> None:
+    answer = answer_with_code(
+        riacho,
+        server,
+        "import sys\nx = 41\nprint('hello', x + 1)\nprint('warned', file=sys.stderr)",
+        "print('x is', x)",
+    )
+    first = finished(run_block(answer, 0), "done")
+    expect(first.locator('[data-stream="stdout"]')).to_have_text("hello 42\n")
+    expect(first.locator('[data-stream="stderr"]')).to_have_text("warned\n")
+    expect(first.locator(".code-run-state")).to_have_text("Done")
+    second = finished(run_block(answer, 1), "done")
+    expect(second.locator('[data-stream="stdout"]')).to_have_text("x is 41\n")
+
+
+def test_a_raise_shows_a_readable_traceback(riacho: Page, server: LiveServer) -> None:
+    answer = answer_with_code(riacho, server, "def f(n):\n    return 1 / n\n\nf(0)")
+    panel = finished(run_block(answer), "error")
+    traceback = panel.locator('[data-stream="traceback"]')
+    expect(traceback).to_contain_text('File "<code>", line 4, in <module>')
+    expect(traceback).to_contain_text("return 1 / n")
+    expect(traceback).to_contain_text("ZeroDivisionError: division by zero")
+    assert "_pyodide" not in traceback.inner_text(), "the sandbox's own frames are left out"
+    expect(panel.locator(".code-run-state")).to_have_text("Error")
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        pytest.param(
+            "from js import fetch\nr = await fetch(URL)\nprint('status', r.status)", id="fetch"
+        ),
+        pytest.param(
+            "from js import XMLHttpRequest\nx = XMLHttpRequest.new()\nx.open('GET', URL, False)\n"
+            "x.send()\nprint('status', x.status, x.responseText[:80])",
+            id="sync-xhr",
+        ),
+    ],
+)
+def test_code_cannot_read_the_users_chats(riacho: Page, server: LiveServer, how: str) -> None:
+    # NOTE: the page itself can (its session cookie): the same URL, read by the page
+    chats_url = server.url.rstrip("/") + "/api/chats"
+    assert riacho.evaluate(f"fetch({chats_url!r}).then(r => r.status)") == 200
+    code = f"URL = {chats_url!r}\n" + how
+    panel = finished(run_block(answer_with_code(riacho, server, code)), "error")
+    expect(panel.locator('[data-stream="traceback"]')).to_contain_text("Error")
+    expect(panel.locator('[data-stream="stdout"]')).to_have_count(0)
+
+
+def test_code_sees_no_cookie_and_no_storage(riacho: Page, server: LiveServer) -> None:
+    code = (
+        "import js\n"
+        "print('origin', js.origin)\n"
+        "try:\n    print('cookie', js.document.cookie)\n"
+        "except Exception:\n    print('no document')\n"
+        "try:\n    js.indexedDB.open('x')\n    print('storage')\n"
+        "except Exception:\n    print('no storage')\n"
+    )
+    panel = finished(run_block(answer_with_code(riacho, server, code)), "done")
+    expect(panel.locator('[data-stream="stdout"]')).to_have_text(
+        "origin null\nno document\nno storage\n"
+    )
