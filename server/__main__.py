@@ -79,6 +79,11 @@ def _security_arguments(g: argparse._ArgumentGroup) -> None:
         default=[],
         help="another origin the page may be served from (CORS with credentials; repeat)",
     )
+    g.add_argument(
+        "--no-cross-origin-isolation",
+        action="store_true",
+        help="send no Cross-Origin-Embedder-Policy: Stop then restarts code's Python",
+    )
     defaults = Limits()
     g.add_argument("--max-prompt-bytes", type=int, default=defaults.prompt_max_bytes)
     g.add_argument("--max-attachments", type=int, default=defaults.attachments_per_request)
@@ -183,6 +188,7 @@ def parse_args(argv: list[str]) -> Config:
         auth=a.auth,
         trusted_user_header=a.trusted_user_header,
         allowed_origins=tuple(a.allowed_origin),
+        cross_origin_isolation=not a.no_cross_origin_isolation,
         shutdown_grace_s=a.shutdown_grace_s,
         redis_url=a.redis_url,
         lease_s=a.lease_s,

@@ -99,6 +99,9 @@ class CodeRunner:
         if run_id != self._active:
             return
         self._sandbox.run(run_id, code, to_js(files, dict_converter=js.Object.fromEntries))
+
+    def _time_from_now(self, run_id: int) -> None:
+        """Start ``run_id``'s time limit (as its code begins: Python's start is not counted)."""
         limit = self._runs[run_id].time_limit_ms
         js.setTimeout(create_once_callable(lambda: self._time_up(run_id)), limit)
 
@@ -138,6 +141,8 @@ class CodeRunner:
         if after is state:
             return
         self._runs[event.run_id] = after
+        if isinstance(event, Started):
+            self._time_from_now(event.run_id)
         if after.finished and self._active == event.run_id:
             self._active = None
             if after.status == "killed" and self._sandbox is not None:

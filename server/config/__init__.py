@@ -64,6 +64,9 @@ class Config:
     auth: AuthMode = "anonymous"
     trusted_user_header: str | None = None
     allowed_origins: tuple[str, ...] = ()
+    # COEP on every response (with COOP): the page is cross-origin isolated, so Stop can
+    # interrupt code in the page's sandbox and keep its state (SPEC §13)
+    cross_origin_isolation: bool = True
     shutdown_grace_s: float = 10.0
     redis_url: str | None = None  # several processes share runs through it (server.runs.bus)
     lease_s: float = 5.0  # a run's owner must renew its lease within this; then it is lost

@@ -8,7 +8,8 @@
 - **Headers** on every response: a Content-Security-Policy with no remote origin (Pyodide
   needs ``'wasm-unsafe-eval'`` to compile WebAssembly and ``'unsafe-eval'`` for its dynamic
   linker; PyScript needs inline styles and ``blob:`` workers), ``nosniff``, no referrer, no
-  framing, and a ``Server`` header without versions.
+  framing, and a ``Server`` header without versions; COEP (``credentialless``) with COOP, so the
+  page is cross-origin isolated (``--no-cross-origin-isolation`` leaves COEP out).
 """
 
 from __future__ import annotations
@@ -127,6 +128,10 @@ async def add_response_headers(request: web.Request, response: web.StreamRespons
     for name, value in SECURITY_HEADERS.items():
         response.headers.setdefault(name, value)
     response.headers["Server"] = "Riacho"
+    if services(request).config.cross_origin_isolation:
+        # NOTE: with COOP, cross-origin isolation: Stop interrupts code run in the page and
+        # keeps its state (SPEC §13); credentialless, as the page loads nothing cross-origin
+        response.headers.setdefault("Cross-Origin-Embedder-Policy", "credentialless")
     for name, value in _cors_headers(request).items():
         response.headers.setdefault(name, value)
     # NOTE: on every response, allowed origin or not: a shared cache must not hand one

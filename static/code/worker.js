@@ -5,12 +5,18 @@
 // Its source is given to the frame as text and run from a blob of the frame's opaque origin; the
 // runtime's two modules are evaluated from text ('unsafe-eval', which the page's CSP already
 // allows Pyodide), since a blob's module imports would need a wider script-src.
+// NOTE: output is posted at once while it is sparse (up to POSTS_PER_WINDOW posts per BATCH_MS
+// window), then batched: a flood of prints costs the page one message per window, not one per
+// line. Batched text waits for the next write or the run's end (the worker's event loop is busy
+// while Python runs, so no timer can flush it): only the tail of a flood can wait like that.
 const BATCH_MS = 16;
+const POSTS_PER_WINDOW = 32;
+let windowStart = 0;
+let postsInWindow = 0;
 let py = null;
 let started = null;
 const streams = { stdout: "", stderr: "" };
 let order = [];
-let lastPost = 0;
 
 function moduleFromText(text, base, exported) {
   const body = text.replaceAll("import.meta.url", JSON.stringify(base)).replace(exported.from, exported.to);
@@ -62,13 +68,18 @@ function printed(stream, bytes) {
   const text = decoders[stream].decode(bytes, { stream: true });
   if (order.length === 0 || order[order.length - 1][0] !== stream) order.push([stream, text]);
   else order[order.length - 1][1] += text;
-  if (performance.now() - lastPost >= BATCH_MS) flush();
+  const now = performance.now();
+  if (now - windowStart >= BATCH_MS) {
+    windowStart = now;
+    postsInWindow = 0;
+  }
+  if (postsInWindow < POSTS_PER_WINDOW) flush();
   return bytes.length;
 }
 
 function flush() {
-  lastPost = performance.now();
   if (order.length === 0) return;
+  postsInWindow += 1;
   postMessage({ kind: "printed", runId: current, chunks: order });
   order = [];
 }

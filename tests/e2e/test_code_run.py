@@ -103,3 +103,73 @@ def test_code_sees_no_cookie_and_no_storage(riacho: Page, server: LiveServer) ->
     expect(panel.locator('[data-stream="stdout"]')).to_have_text(
         "origin null\nno document\nno storage\n"
     )
+
+
+# --- Stop and the time limit ----------------------------------------------------------------------
+
+LOOP = "n = 0\nprint('looping')\nwhile True:\n    n += 1"
+
+
+def stop_ms(panel: Locator) -> float:
+    """Press the panel's Stop; how long until it said ``stopped`` (measured in the page)."""
+    return float(
+        panel.evaluate(
+            """(panel) => new Promise((resolve) => {
+              const pressed = performance.now();
+              const seen = new MutationObserver(() => {
+                if (panel.dataset.runState !== 'stopped') return;
+                seen.disconnect();
+                resolve(performance.now() - pressed);
+              });
+              seen.observe(panel, { attributes: true });
+              panel.querySelector('[data-action=stop-code]').click();
+            })"""
+        )
+    )
+
+
+def running_loop(panel: Locator) -> Locator:
+    expect(panel).to_have_attribute("data-run-state", "running", timeout=START_MS)
+    expect(panel.locator('[data-stream="stdout"]')).to_have_text("looping\n")
+    return panel
+
+
+def test_stop_interrupts_a_busy_loop_and_keeps_variables(riacho: Page, server: LiveServer) -> None:
+    assert riacho.evaluate("crossOriginIsolated") is True, "the reference server sends COOP/COEP"
+    answer = answer_with_code(riacho, server, "x = 7", LOOP, "print('x', x, 'n>0', n > 0)")
+    finished(run_block(answer, 0), "done")
+    loop = running_loop(run_block(answer, 1))
+    # NOTE: the bound SPEC §13 sets (from the click to `stopped`)
+    assert stop_ms(loop) < 1000
+    expect(loop).to_have_attribute("data-state-kept", "true")
+    expect(loop.locator(".code-run-state")).to_have_text(
+        "Stopped (KeyboardInterrupt); variables are kept"
+    )
+    expect(loop.locator("[data-action=stop-code]")).to_have_count(0)
+    after = finished(run_block(answer, 2), "done")
+    expect(after.locator('[data-stream="stdout"]')).to_have_text("x 7 n>0 True\n")
+
+
+def test_the_time_limit_ends_a_loop_and_says_so(riacho: Page, server: LiveServer) -> None:
+    riacho.goto(server.url + "/?codeTimeLimitMs=1500")
+    riacho.wait_for_selector("html[data-ready]", state="attached", timeout=START_MS)
+    answer = answer_with_code(riacho, server, LOOP, "print('fresh', 'n' in globals())")
+    loop = run_block(answer, 0)
+    expect(loop).to_have_attribute("data-run-state", "killed", timeout=START_MS)
+    expect(loop).to_have_attribute("data-limit", "time")
+    expect(loop.locator(".code-run-state")).to_have_text(
+        "Killed: the time limit of 1.5 s was reached; Python was restarted, so variables were reset"
+    )
+    after = finished(run_block(answer, 1), "done")
+    expect(after.locator('[data-stream="stdout"]')).to_have_text("fresh False\n")
+
+
+def test_output_past_the_cap_ends_the_run_and_says_so(riacho: Page, server: LiveServer) -> None:
+    answer = answer_with_code(riacho, server, "while True:\n    print('x' * 99)")
+    panel = run_block(answer, 0)
+    expect(panel).to_have_attribute("data-run-state", "killed", timeout=START_MS)
+    expect(panel).to_have_attribute("data-limit", "output")
+    expect(panel.locator(".code-run-state")).to_contain_text(
+        "the output limit of 200,000 characters"
+    )
+    assert len(panel.locator('[data-stream="stdout"]').inner_text()) == 200_000
