@@ -15,14 +15,14 @@ way (``killed``).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 import js
 from pyodide.code import run_js
 from pyodide.ffi import create_once_callable, create_proxy, to_js
 
-from app.browser.edge import JsValue, present, query_params, spawn
+from app.browser.edge import JsValue, js_object, present, query_params, spawn
 from app.state.code_run import (
     DEFAULT_TIME_LIMIT_MS,
     Chunk,
@@ -35,14 +35,49 @@ from app.state.code_run import (
     Started,
     Stopped,
     Wrote,
+    data_files,
     reduce,
     start,
 )
 from app.ui.code_output import output_attributes, output_html
+from app.wire.api import AttachmentInfo
 
 HOST = "./static/code/host.mjs"
 INTERRUPT_GRACE_MS = 600
-Files = Callable[[], Any]  # NOTE: an awaitable of [{name, bytes}] for /mnt/data/
+Files = Callable[[], Awaitable[list[dict[str, Any]]]]  # NOTE: [{name, bytes}] for /mnt/data/
+
+
+class DataFiles:
+    """The chat's attachments for ``/mnt/data/``: each read from the server once, then kept
+    (for this page's life) and handed to every run as a copy."""
+
+    def __init__(
+        self, url: Callable[[str], str], attachments: Callable[[], Iterable[AttachmentInfo]]
+    ) -> None:
+        self._url = url
+        self._attachments = attachments
+        self._kept: dict[str, JsValue] = {}
+
+    async def __call__(self) -> list[dict[str, Any]]:
+        files: list[dict[str, Any]] = []
+        for attachment_id, name in data_files(self._attachments()):
+            js_bytes = self._kept.get(attachment_id) or await self._read(attachment_id)
+            if js_bytes is not None:
+                # NOTE: a copy: the run's message transfers (empties) what it is given
+                files.append({"name": name, "bytes": js_bytes.slice(0)})
+        return files
+
+    async def _read(self, attachment_id: str) -> JsValue:
+        options = js_object({"credentials": "include"})
+        try:
+            js_response = await js.fetch(self._url(attachment_id), options)
+        except Exception:  # NOTE: offline, say: the file is not there this time
+            return None
+        if not bool(js_response.ok):
+            return None
+        js_bytes = await js_response.arrayBuffer()
+        self._kept[attachment_id] = js_bytes
+        return js_bytes
 
 
 class CodeRunner:

@@ -311,6 +311,7 @@ class Page:
         api: ChatApi,
         dom: BrowserDom,
         limits: UploadLimits | None = None,
+        code: CodeRunner | None = None,
     ) -> None:
         self._controller = controller
         self._api = api
@@ -318,7 +319,7 @@ class Page:
         self._listeners = Listeners()
         self.drafts = Drafts()
         self._files = Files(api, limits, controller)
-        self._code = CodeRunner()
+        self._code = code or CodeRunner()
         self._search_timer: int | None = None
 
     def bind(self) -> None:

@@ -21,8 +21,11 @@ chunks of one stream are merged. Output past ``max_chars`` is dropped and ends t
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Literal
+
+from app.wire.api import AttachmentInfo
 
 RunStatus = Literal["starting", "running", "done", "error", "stopped", "killed"]
 Stream = Literal["stdout", "stderr"]
@@ -232,3 +235,41 @@ def _killed_words(state: CodeRunState) -> str:
 def _seconds(ms: int) -> str:
     value = ms / 1000
     return f"{value:g} s"
+
+
+# --- /mnt/data/ -----------------------------------------------------------------------------
+
+
+def data_files(attachments: Iterable[AttachmentInfo]) -> tuple[tuple[str, str], ...]:
+    """``(attachment id, file name)`` of each distinct attachment, as the code sees it under
+    ``/mnt/data/``: a plain name (no folders), made unique (``data (2).csv``) in order."""
+    seen_ids: set[str] = set()
+    names: set[str] = set()
+    files: list[tuple[str, str]] = []
+    for attachment in attachments:
+        if attachment.attachment_id in seen_ids:
+            continue
+        seen_ids.add(attachment.attachment_id)
+        name = _unique(_plain(attachment.name), names)
+        names.add(name)
+        files.append((attachment.attachment_id, name))
+    return tuple(files)
+
+
+def _plain(name: str) -> str:
+    base = name.replace("\\", "/").rsplit("/", 1)[-1].strip().replace("\x00", "")
+    return base if base not in ("", ".", "..") else "file"
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    if name not in taken:
+        return name
+    stem, dot, suffix = name.rpartition(".")
+    if not dot or not stem:
+        stem, suffix = name, ""
+    number = 2
+    while True:
+        candidate = f"{stem} ({number})" + (f".{suffix}" if suffix else "")
+        if candidate not in taken:
+            return candidate
+        number += 1

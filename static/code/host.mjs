@@ -11,6 +11,9 @@
 const FRAME_URL = new URL("./frame.js", import.meta.url).href;
 const WORKER_URL = new URL("./worker.js", import.meta.url).href;
 const INDEX_URL = new URL("../vendor/pyodide/", import.meta.url).href;
+// NOTE: the whole standard library (the page's own is trimmed to what the page imports), made
+// by tools/vendor.py; fetched at the first Run, never at boot
+const CODE_URL = new URL("../vendor/code/", import.meta.url).href;
 const TEXT_FILES = ["pyodide.mjs", "pyodide.asm.mjs", "pyodide-lock.json"];
 const BYTE_FILES = ["pyodide.asm.wasm", "python_stdlib.zip"];
 const MIME = { png: "image/png", svg: "image/svg+xml", csv: "text/csv", txt: "text/plain", json: "application/json", html: "text/html" };
@@ -26,7 +29,8 @@ function srcdoc() {
 }
 
 async function bytesOf(name) {
-  const response = await fetch(INDEX_URL + name);
+  const base = name === "python_stdlib.zip" ? CODE_URL : INDEX_URL;
+  const response = await fetch(base + name);
   if (!response.ok) throw new Error(`${name}: ${response.status}`);
   return response.arrayBuffer();
 }

@@ -173,3 +173,73 @@ def test_output_past_the_cap_ends_the_run_and_says_so(riacho: Page, server: Live
         "the output limit of 200,000 characters"
     )
     assert len(panel.locator('[data-stream="stdout"]').inner_text()) == 200_000
+
+
+# --- files ---------------------------------------------------------------------------------------
+
+CSV = b"city,rain_mm\nLisbon,12\nPorto,30\nBraga,18\n"
+SUMMARY = (
+    "import csv, statistics\n"
+    "with open('/mnt/data/rain.csv', newline='') as f:\n"
+    "    rows = list(csv.DictReader(f))\n"
+    "rain = [int(r['rain_mm']) for r in rows]\n"
+    "print(len(rows), 'rows; mean', statistics.mean(rain), '; wettest', "
+    "max(rows, key=lambda r: int(r['rain_mm']))['city'])\n"
+    "print(open('/mnt/data/notes.txt').read())"
+)
+PNG = (
+    "import struct, zlib\n"
+    "def chunk(kind, data):\n"
+    "    body = kind + data\n"
+    "    return struct.pack('>I', len(data)) + body + struct.pack('>I', zlib.crc32(body))\n"
+    "w, h = 4, 3\n"
+    "raw = b''.join(b'\\x00' + b'\\xff\\x00\\x00' * w for _ in range(h))\n"
+    "head = struct.pack('>IIBBBBB', w, h, 8, 2, 0, 0, 0)\n"
+    "png = b'\\x89PNG\\r\\n\\x1a\\n' + chunk(b'IHDR', head)\n"
+    "png += chunk(b'IDAT', zlib.compress(raw)) + chunk(b'IEND', b'')\n"
+    "open('/mnt/out/red.png', 'wb').write(png)\n"
+    "open('/mnt/out/table.csv', 'w').write('a,b\\n1,2\\n')\n"
+    "print('written')"
+)
+
+
+def test_attachments_are_read_under_mnt_data_and_a_csv_summarised(
+    riacho: Page, server: LiveServer
+) -> None:
+    riacho.locator("input[type=file][name=attachments]").set_input_files(
+        [
+            {"name": "rain.csv", "mimeType": "text/csv", "buffer": CSV},
+            {"name": "notes.txt", "mimeType": "text/plain", "buffer": b"river notes"},
+        ]
+    )
+    expect(riacho.locator("#attachment-list [data-file-state=ready]")).to_have_count(2)
+    answer = answer_with_code(riacho, server, SUMMARY, SUMMARY)
+    with riacho.expect_request(lambda r: "/api/attachments/" in r.url) as first_read:
+        panel = finished(run_block(answer, 0), "done")
+    assert first_read.value.method == "GET"
+    expect(panel.locator('[data-stream="stdout"]')).to_have_text(
+        "3 rows; mean 20 ; wettest Porto\nriver notes\n"
+    )
+    reads: list[str] = []
+    riacho.on("request", lambda r: reads.append(r.url) if "/api/attachments/" in r.url else None)
+    again = finished(run_block(answer, 1), "done")
+    expect(again.locator('[data-stream="stdout"]')).to_contain_text("3 rows")
+    assert reads == [], "each attachment is read from the server once"
+
+
+def test_files_written_under_mnt_out_are_offered_and_a_png_shown(
+    riacho: Page, server: LiveServer
+) -> None:
+    panel = finished(run_block(answer_with_code(riacho, server, PNG)), "done")
+    image = panel.locator("img.code-run-image")
+    expect(image).to_have_attribute("alt", "red.png")
+    expect(image).to_have_js_property("naturalWidth", 4)
+    png_link = panel.locator('[data-code-file="red.png"]')
+    expect(png_link).to_have_attribute("download", "red.png")
+    csv_link = panel.locator('[data-code-file="table.csv"]')
+    expect(csv_link).to_have_text("Download table.csv")
+    with riacho.expect_download() as downloaded:
+        csv_link.click()
+    path = downloaded.value.path()
+    assert path is not None and path.read_bytes() == b"a,b\n1,2\n"
+    expect(panel.locator("img")).to_have_count(1)

@@ -15,11 +15,13 @@ from app.state.code_run import (
     Started,
     Stopped,
     Wrote,
+    data_files,
     merge,
     reduce,
     start,
     words,
 )
+from app.wire.api import AttachmentInfo
 
 
 def fold(state: CodeRunState, *events: CodeEvent) -> list[CodeRunState]:
@@ -137,3 +139,28 @@ def test_starting_words_say_when_python_starts(fresh: bool, said: str) -> None:
 def test_merge_joins_neighbours_of_one_stream_only() -> None:
     merged = merge((Chunk("stdout", "a"),), [Chunk("stdout", "b"), Chunk("stderr", "c")])
     assert merged == (Chunk("stdout", "ab"), Chunk("stderr", "c"))
+
+
+def _attachment(attachment_id: str, name: str) -> AttachmentInfo:
+    return AttachmentInfo(attachment_id=attachment_id, name=name, size=1, mime_type="text/csv")
+
+
+@pytest.mark.parametrize(
+    ("given", "files"),
+    [
+        pytest.param([("a", "data.csv")], (("a", "data.csv"),), id="one"),
+        pytest.param(
+            [("a", "data.csv"), ("b", "data.csv"), ("c", "data.csv")],
+            (("a", "data.csv"), ("b", "data (2).csv"), ("c", "data (3).csv")),
+            id="same-name-numbered",
+        ),
+        pytest.param([("a", "x.csv"), ("a", "x.csv")], (("a", "x.csv"),), id="same-file-once"),
+        pytest.param([("a", "../../etc/passwd")], (("a", "passwd"),), id="no-folders"),
+        pytest.param([("a", "C:\\Users\\me\\notes.txt")], (("a", "notes.txt"),), id="windows-path"),
+        pytest.param([("a", ".."), ("b", "")], (("a", "file"), ("b", "file (2)")), id="no-name"),
+    ],
+)
+def test_data_files_are_plain_unique_names(
+    given: list[tuple[str, str]], files: tuple[tuple[str, str], ...]
+) -> None:
+    assert data_files(_attachment(i, name) for i, name in given) == files
