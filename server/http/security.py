@@ -21,12 +21,15 @@ from server.http.services import services
 
 _CHANGES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _UPLOAD_PATH = "/api/attachments"
+CODE_SANDBOX_BOOTSTRAP = "sha256-mzHpEobMN5Du2zgeFokCX1L96c7dKmVW1VKi1/EiEDo="
 CONTENT_SECURITY_POLICY = "; ".join(
     [
         "default-src 'self'",
         # NOTE: Pyodide compiles WebAssembly ('wasm-unsafe-eval') and its dynamic linker evals
         # the EM_ASM snippets of shared libraries such as pydantic-core ('unsafe-eval').
-        "script-src 'self' 'wasm-unsafe-eval' 'unsafe-eval'",
+        # NOTE: and the one inline script of the code sandbox's frame (static/code/host.mjs's
+        # BOOTSTRAP; a srcdoc frame inherits this policy), by its hash
+        f"script-src 'self' 'wasm-unsafe-eval' 'unsafe-eval' '{CODE_SANDBOX_BOOTSTRAP}'",
         "style-src 'self' 'unsafe-inline'",
         "img-src 'self' data: blob:",
         "font-src 'self' data:",

@@ -18,14 +18,28 @@ const TEXT_FILES = ["pyodide.mjs", "pyodide.asm.mjs", "pyodide-lock.json"];
 const BYTE_FILES = ["pyodide.asm.wasm", "python_stdlib.zip"];
 const MIME = { png: "image/png", svg: "image/svg+xml", csv: "text/csv", txt: "text/plain", json: "application/json", html: "text/html" };
 
+// The frame's only inline script: it evaluates frame.js, which the page posts it. NOTE: not a
+// <script src>: a sandboxed frame (an opaque origin) is not served by the page's service
+// worker, so it could not load a file offline. The page's CSP, which the srcdoc inherits, allows
+// exactly this text by its hash (server/http/security.py; tests/unit/test_code_sandbox.py).
+export const BOOTSTRAP =
+  'addEventListener("message",function f(e){if(e.source!==parent||e.data.kind!=="frame")return;' +
+  'removeEventListener("message",f);(0,eval)(e.data.source)});parent.postMessage({kind:"frame-loaded"},"*")';
+
 function srcdoc() {
   const policy = [
     "default-src 'none'",
-    `script-src ${FRAME_URL} 'unsafe-eval' 'wasm-unsafe-eval'`,
+    "script-src 'unsafe-inline' 'unsafe-eval' 'wasm-unsafe-eval'",
     "worker-src blob:",
     "connect-src 'none'",
   ].join("; ");
-  return `<!doctype html><meta http-equiv="Content-Security-Policy" content="${policy}"><script src="${FRAME_URL}"></script>`;
+  return `<!doctype html><meta http-equiv="Content-Security-Policy" content="${policy}"><script>${BOOTSTRAP}</script>`;
+}
+
+async function textOf(url) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: ${response.status}`);
+  return response.text();
 }
 
 async function bytesOf(name) {
@@ -66,6 +80,7 @@ export function createSandbox(onEvents, { wheels = {} } = {}) {
   let scheduled = false;
   let ready = null;
   const frameReady = new Promise((resolve) => (ready = resolve));
+  const frameSource = textOf(FRAME_URL);
   const deliver = () => {
     scheduled = false;
     const batch = queue;
@@ -75,6 +90,10 @@ export function createSandbox(onEvents, { wheels = {} } = {}) {
   const onMessage = (event) => {
     if (event.source !== frame.contentWindow) return;
     const data = event.data;
+    if (data.kind === "frame-loaded") {
+      frameSource.then((source) => frame.contentWindow.postMessage({ kind: "frame", source }, "*"));
+      return;
+    }
     if (data.kind === "frame-ready") return ready(data.isolated);
     const item = data.kind === "wrote" ? { ...data, files: data.files.map(asDownload) } : data;
     queue.push(item);
@@ -89,7 +108,7 @@ export function createSandbox(onEvents, { wheels = {} } = {}) {
   const booted = frameReady.then(async (isolated) => {
     const runtime = await runtimeFiles(wheels);
     const transfer = BYTE_FILES.map((name) => runtime[name]).concat(Object.values(wheels));
-    frame.contentWindow.postMessage({ kind: "boot", runtime, base: INDEX_URL, workerSource: await (await fetch(WORKER_URL)).text() }, "*", transfer);
+    frame.contentWindow.postMessage({ kind: "boot", runtime, base: INDEX_URL, workerSource: await textOf(WORKER_URL) }, "*", transfer);
     return isolated;
   });
   booted.catch((error) => {
