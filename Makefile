@@ -21,6 +21,7 @@ $(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt
 
 setup: $(VENV)/.runtime
 	$(PY) tools/vendor.py
+	$(PY) tools/code_packages.py
 	$(PY) tools/appwheel.py
 	$(PY) tools/icons.py
 

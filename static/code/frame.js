@@ -15,7 +15,8 @@
     interrupt = self.crossOriginIsolated ? new Int32Array(new SharedArrayBuffer(4)) : null;
     worker.onmessage = ({ data }) => parent.postMessage(data, "*");
     worker.onerror = (event) => parent.postMessage({ kind: "failed", error: event.message || "the worker failed" }, "*");
-    const transfer = Object.values(message.runtime).filter((value) => value instanceof ArrayBuffer);
+    const { runtime } = message;
+    const transfer = Object.values(runtime).concat(Object.values(runtime.wheels)).filter((value) => value instanceof ArrayBuffer);
     worker.postMessage({ kind: "boot", runtime: message.runtime, interrupt, base: message.base }, transfer);
   }
 

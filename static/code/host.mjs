@@ -49,11 +49,24 @@ async function bytesOf(name) {
   return response.arrayBuffer();
 }
 
-async function runtimeFiles(wheels) {
+// The pure wheels of tools/code-packages.toml (tools/code_packages.py): file name → bytes, and
+// module → file. Handed over whole (they are small); the worker installs one at a first import.
+async function codePackages() {
+  const response = await fetch(CODE_URL + "packages.json");
+  if (!response.ok) return { wheels: {}, packages: {} };
+  const packages = (await response.json()).wheels;
+  const files = [...new Set(Object.values(packages))];
+  const read = async (file) => [file, await (await fetch(CODE_URL + "wheels/" + file)).arrayBuffer()];
+  return { wheels: Object.fromEntries(await Promise.all(files.map(read))), packages };
+}
+
+async function runtimeFiles() {
   const names = [...TEXT_FILES, ...BYTE_FILES];
-  const runtime = Object.fromEntries(await Promise.all(names.map(async (name) => [name, await bytesOf(name)])));
-  runtime.wheels = wheels;
-  return runtime;
+  const [files, { wheels, packages }] = await Promise.all([
+    Promise.all(names.map(async (name) => [name, await bytesOf(name)])),
+    codePackages(),
+  ]);
+  return { ...Object.fromEntries(files), wheels, packages };
 }
 
 function mimeOf(name) {
@@ -67,7 +80,7 @@ function asDownload(file) {
   return { name: file.name, mime, size: file.bytes.byteLength, url };
 }
 
-export function createSandbox(onEvents, { wheels = {} } = {}) {
+export function createSandbox(onEvents) {
   const frame = document.createElement("iframe");
   frame.setAttribute("sandbox", "allow-scripts");
   // NOTE: lets the frame be cross-origin isolated where the page is (the interrupt buffer)
@@ -106,8 +119,8 @@ export function createSandbox(onEvents, { wheels = {} } = {}) {
   frame.srcdoc = srcdoc();
   document.body.append(frame);
   const booted = frameReady.then(async (isolated) => {
-    const runtime = await runtimeFiles(wheels);
-    const transfer = BYTE_FILES.map((name) => runtime[name]).concat(Object.values(wheels));
+    const runtime = await runtimeFiles();
+    const transfer = BYTE_FILES.map((name) => runtime[name]).concat(Object.values(runtime.wheels));
     frame.contentWindow.postMessage({ kind: "boot", runtime, base: INDEX_URL, workerSource: await textOf(WORKER_URL) }, "*", transfer);
     return isolated;
   });

@@ -10,6 +10,7 @@
 // line. Batched text waits for the next write or the run's end (the worker's event loop is busy
 // while Python runs, so no timer can flush it): only the tail of a flood can wait like that.
 const BATCH_MS = 16;
+const WHEELS_DIR = "/lib/riacho-code-wheels";
 const POSTS_PER_WINDOW = 32;
 let windowStart = 0;
 let postsInWindow = 0;
@@ -58,8 +59,10 @@ async function boot({ runtime, interrupt, base }) {
   if (interrupt) py.setInterruptBuffer(interrupt);
   py.setStdout({ write: (bytes) => printed("stdout", bytes) });
   py.setStderr({ write: (bytes) => printed("stderr", bytes) });
+  py.FS.mkdirTree(WHEELS_DIR);
+  for (const [name, bytes] of Object.entries(runtime.wheels ?? {})) py.FS.writeFile(`${WHEELS_DIR}/${name}`, new Uint8Array(bytes));
+  py.globals.set("_riacho_packages", py.toPy(runtime.packages ?? {}));
   py.runPython(SANDBOX_PY);
-  for (const [name, bytes] of Object.entries(runtime.wheels ?? {})) py.FS.writeFile(`/lib/riacho-code-wheels/${name}`, new Uint8Array(bytes));
 }
 
 const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
@@ -136,6 +139,25 @@ os.makedirs("/mnt/data", exist_ok=True)
 os.makedirs("/mnt/out", exist_ok=True)
 os.chdir("/mnt/data")
 _riacho_ns = {"__name__": "__main__", "__builtins__": __builtins__}
+
+
+class _RiachoWheels:
+    """Installs a vendored pure wheel the first time one of its modules is imported."""
+
+    def find_spec(self, name, path=None, target=None):
+        import importlib, importlib.machinery, site, zipfile
+        wheel = _riacho_packages.get(name)
+        if wheel is None or path is not None:
+            return None
+        for module in [m for m, w in _riacho_packages.items() if w == wheel]:
+            del _riacho_packages[module]
+        with zipfile.ZipFile(f"/lib/riacho-code-wheels/{wheel}") as archive:
+            archive.extractall(site.getsitepackages()[0])
+        importlib.invalidate_caches()
+        return importlib.machinery.PathFinder.find_spec(name)
+
+
+sys.meta_path.append(_RiachoWheels())
 _riacho_count = [0]
 
 async def _riacho_run(source):

@@ -243,3 +243,26 @@ def test_files_written_under_mnt_out_are_offered_and_a_png_shown(
     path = downloaded.value.path()
     assert path is not None and path.read_bytes() == b"a,b\n1,2\n"
     expect(panel.locator("img")).to_have_count(1)
+
+
+# --- packages ------------------------------------------------------------------------------------
+
+
+def test_a_listed_pure_package_is_installed_at_its_first_import(
+    riacho: Page, server: LiveServer
+) -> None:
+    code = (
+        "import os, site\n"
+        "before = 'tabulate' in os.listdir(site.getsitepackages()[0])\n"
+        "from tabulate import tabulate\n"
+        "print('installed before:', before)\n"
+        "print(tabulate([['Porto', 30]], headers=['city', 'mm'], tablefmt='plain'))\n"
+        "import numpy"
+    )
+    panel = finished(run_block(answer_with_code(riacho, server, code)), "error")
+    expect(panel.locator('[data-stream="stdout"]')).to_have_text(
+        "installed before: False\ncity      mm\nPorto     30\n"
+    )
+    expect(panel.locator('[data-stream="traceback"]')).to_contain_text(
+        "ModuleNotFoundError: No module named 'numpy'"
+    )

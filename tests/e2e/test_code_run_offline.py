@@ -30,7 +30,7 @@ def test_a_block_runs_with_the_network_off(
     page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
     assert page.evaluate("navigator.serviceWorker.controller !== null")
     answer = answer_with_code(
-        page, server, "import json, csv\nprint(json.dumps({'offline': True}))"
+        page, server, "import csv, json, tabulate\nprint(json.dumps({'offline': True}))"
     )
     failed: list[str] = []
     page.on("requestfailed", lambda request: failed.append(request.url))
