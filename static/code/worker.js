@@ -11,7 +11,7 @@
 // while Python runs, so no timer can flush it): only the tail of a flood can wait like that.
 const BATCH_MS = 16;
 const WHEELS_DIR = "/lib/riacho-code-wheels";
-const POSTS_PER_WINDOW = 32;
+const POSTS_PER_WINDOW = 4;
 let windowStart = 0;
 let postsInWindow = 0;
 let py = null;
