@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from app.state.code_run import Chunk, Finished, Killed, OutFile, Printed, Started, reduce, start
+from app.state.code_run import (
+    Chunk,
+    Finished,
+    Killed,
+    OutFile,
+    Printed,
+    Started,
+    Wrote,
+    reduce,
+    start,
+)
 from app.ui.code import code_block_html
 from app.ui.code_output import output_attributes, output_html
 
@@ -37,16 +47,17 @@ def test_killed_attributes_name_the_limit() -> None:
 
 
 def test_files_are_links_and_images_are_shown() -> None:
-    files = (OutFile("a.png", "image/png", 1), OutFile("t.csv", "text/csv", 1))
-    state = start(1, fresh=False)
-    state = reduce(reduce(state, Started(1)), Finished(1))
-    from dataclasses import replace
-
-    state = replace(state, files=files)
-    html = output_html(state, {"a.png": "blob:x/1", "t.csv": "blob:x/2"})
+    files = (
+        OutFile("a.png", "image/png", 1),
+        OutFile("b.svg", "image/svg+xml", 1),
+        OutFile("t.csv", "text/csv", 1),
+    )
+    state = reduce(reduce(reduce(start(1, fresh=False), Started(1)), Wrote(1, files)), Finished(1))
+    html = output_html(state, {"a.png": "blob:x/1", "t.csv": "blob:x/2", "b.svg": "blob:x/3"})
     assert '<img class="code-run-image" src="blob:x/1" alt="a.png">' in html
     assert 'data-code-file="t.csv" href="blob:x/2" download="t.csv"' in html
-    assert html.count("<img") == 1
+    assert '<img class="code-run-image" src="blob:x/3" alt="b.svg">' in html
+    assert html.count("<img") == 2
 
 
 @pytest.mark.parametrize(
