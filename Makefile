@@ -21,6 +21,7 @@ $(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt
 
 setup: $(VENV)/.runtime
 	$(PY) tools/vendor.py
+	$(PY) tools/code_packages.py
 	$(PY) tools/appwheel.py
 	$(PY) tools/icons.py
 
@@ -87,6 +88,7 @@ bench: setup $(VENV)/.dev
 	$(PY) tools/bench_sse.py
 	$(PY) tools/bench/throughput.py
 	@CHROMIUM_PATH="$$($(PY) tools/chromium.py)" && export CHROMIUM_PATH && $(PY) tools/bench/browser.py
+	@CHROMIUM_PATH="$$($(PY) tools/chromium.py)" && export CHROMIUM_PATH && $(PY) tools/bench/coderun.py
 
 bench-cluster: setup $(VENV)/.dev
 	$(PY) tools/bench/cluster.py

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Callable
 
 from app.browser import device, edge, net, page
+from app.browser.code_runner import CodeRunner, DataFiles
 from app.browser.dom import BrowserDom
 from app.browser.enhance import Enhancer
 from app.run.chat_stream import ChatStream
@@ -165,7 +166,13 @@ async def main() -> None:
     stream.subscribe(_refresh_titles(stream, api))
     stream.subscribe(_keep_views(views))
     controller = Controller(stream, page.copy_to_clipboard)
-    bindings = page.Page(controller, api, dom, session.limits)
+    code = CodeRunner(
+        DataFiles(
+            lambda attachment_id: backend.url(f"/api/attachments/{attachment_id}"),
+            lambda: [a for m in stream.get_state().messages for a in m.attachments],
+        )
+    )
+    bindings = page.Page(controller, api, dom, session.limits, code)
     queued = edge.take_queued_prompts()  # NOTE: with bind(), one synchronous step: none lost
     bindings.bind()
     stream.subscribe(_switch_drafts(bindings.drafts))

@@ -99,6 +99,11 @@ def _security_arguments(g: argparse._ArgumentGroup) -> None:
         help="a URL users reach the server by (https://chat.example.org): its name passes the"
         " Host check, and https there makes the session cookie Secure (repeat)",
     )
+    g.add_argument(
+        "--no-cross-origin-isolation",
+        action="store_true",
+        help="send no Cross-Origin-Embedder-Policy: Stop then restarts code's Python",
+    )
     defaults = Limits()
     g.add_argument("--max-prompt-bytes", type=int, default=defaults.prompt_max_bytes)
     g.add_argument("--max-attachments", type=int, default=defaults.attachments_per_request)
@@ -227,6 +232,7 @@ def parse_args(argv: list[str]) -> Config:
         trusted_proxies=tuple(a.trusted_proxy) or LOOPBACK_PROXIES,
         allowed_origins=tuple(a.allowed_origin),
         public_urls=tuple(a.public_url) + (file.public_urls if file else ()),
+        cross_origin_isolation=not a.no_cross_origin_isolation,
         shutdown_grace_s=a.shutdown_grace_s,
         redis_url=a.redis_url,
         lease_s=a.lease_s,

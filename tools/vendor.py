@@ -55,6 +55,7 @@ VENDOR = ROOT / "static" / "vendor"
 PYODIDE_OUT = VENDOR / "pyodide"
 PYSCRIPT_OUT = VENDOR / "pyscript"
 KATEX_OUT = VENDOR / "katex"
+CODE_OUT = VENDOR / "code"  # NOTE: for the code sandbox (static/code/), loaded at a first Run
 NODE_MODULES = ROOT / "node_modules"
 NPM_LOCK = ROOT / "package-lock.json"
 WHEEL_CACHE = ROOT / ".cache" / "wheels"
@@ -137,6 +138,7 @@ def katex_fonts(css: str) -> list[str]:
 
 def expected_outputs(wheels: list[Wheel]) -> list[Path]:
     outputs = [PYODIDE_OUT / name for name in (*PYODIDE_FILES, STDLIB_ZIP, "pyodide-lock.json")]
+    outputs += [CODE_OUT / STDLIB_ZIP]
     outputs += [PYODIDE_OUT / wheel.file for wheel in wheels]
     outputs += [PYSCRIPT_OUT / "core.js", PYSCRIPT_OUT / "core.css"]
     outputs += [KATEX_OUT / name for name in KATEX_FILES]
@@ -268,6 +270,13 @@ def precompile(sources: list[Path]) -> None:
     run([find_node(), str(ROOT / "tools" / "precompile.mjs"), *pairs])
 
 
+def keep_whole_stdlib() -> None:
+    """A copy of the precompiled standard library, whole, for code run in the page (SPEC §13):
+    the page's own copy is trimmed to what the page imports, and code may import any module."""
+    CODE_OUT.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(PYODIDE_OUT / STDLIB_ZIP, CODE_OUT / STDLIB_ZIP)
+
+
 def page_packages() -> list[str]:
     """The packages pyscript.toml loads with the runtime, by name (not the app's own wheel,
     which it lists by path: tools/appwheel.py)."""
@@ -360,6 +369,7 @@ def vendor() -> None:
     copy_runtime()
     sources = [NODE_MODULES / "pyodide" / STDLIB_ZIP, *(download_wheel(w) for w in wheels)]
     precompile(sources)
+    keep_whole_stdlib()
     # NOTE: the trace loads the packages through the lock (hash-checked); the lock is written
     # again for the trimmed files, before they are compressed.
     write_lock(wheels)

@@ -13,6 +13,7 @@ import js
 from pyodide.ffi import create_once_callable
 
 from app.browser import device
+from app.browser.code_runner import CodeRunner
 from app.browser.dom import BrowserDom
 from app.browser.edge import (
     JsValue,
@@ -282,6 +283,7 @@ class Page:
         api: ChatApi,
         dom: BrowserDom,
         limits: UploadLimits | None = None,
+        code: CodeRunner | None = None,
     ) -> None:
         self._controller = controller
         self._api = api
@@ -289,6 +291,7 @@ class Page:
         self._listeners = Listeners()
         self.drafts = Drafts()
         self._files = Files(api, limits, controller)
+        self._code = code or CodeRunner()
         self._search_timer: int | None = None
 
     def bind(self) -> None:
@@ -512,6 +515,8 @@ class Page:
             "sign-out": Act(lambda _t, _m: spawn(self._sign_out())),
             "sign-out-everywhere": Act(lambda _t, _m: spawn(self._sign_out(everywhere=True))),
             "copy-code": Act(lambda target, _m: self._copy_code(target)),
+            "run-code": Act(lambda target, _m: self._code.run(target)),
+            "stop-code": Act(lambda target, _m: self._code.stop(target)),
             "retry": Act(lambda _t, _m: self._retry()),
             "suggest": Act(lambda target, _m: self._suggest(target)),
             "jump-to-latest": Act(lambda _t, _m: self._dom.follow(), PROMPT),

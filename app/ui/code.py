@@ -16,6 +16,11 @@ from collections.abc import Iterator
 from html import escape
 from typing import Any
 
+RUNNABLE = frozenset({"python", "py", "python3"})
+RUN_BUTTON = (
+    '<button type="button" class="run-code" data-action="run-code" aria-label="Run code">'
+    "Run</button>"
+)
 LANGUAGE = re.compile(r"[A-Za-z0-9_+#.-]{1,32}")
 COPY_BUTTON = (
     '<button type="button" class="copy-code" data-action="copy-code" aria-label="Copy code">'
@@ -41,6 +46,9 @@ def code_block_html(code: str, info: str, *, finished: bool) -> str:
     attributes = f' class="language-{label}" data-lang="{label}"' if language else ""
     # NOTE: no Copy while the block is still streaming: it would copy half the code.
     button = COPY_BUTTON if finished else ""
+    # NOTE: Run only on a finished Python block (SPEC §13): half the code would not run
+    if finished and language is not None and language.lower() in RUNNABLE:
+        button = RUN_BUTTON + button
     return (
         f'<div class="code-block"><div class="code-head"><span class="code-lang">{label}</span>'
         f"{button}</div>"

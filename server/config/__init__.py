@@ -43,6 +43,9 @@ class Config:
     trusted_proxies: tuple[str, ...] = LOOPBACK_PROXIES  # peers whose user header counts
     allowed_origins: tuple[str, ...] = ()
     public_urls: tuple[str, ...] = ()  # where users reach it: their names pass the Host check
+    # COEP on every response (with COOP): the page is cross-origin isolated, so Stop can
+    # interrupt code in the page's sandbox and keep its state (SPEC §13)
+    cross_origin_isolation: bool = True
     shutdown_grace_s: float = 10.0
     redis_url: str | None = None  # several processes share runs through it (server.runs.bus)
     lease_s: float = 5.0  # a run's owner must renew its lease within this; then it is lost

@@ -8,7 +8,8 @@
 - **Headers** on every response: a Content-Security-Policy with no remote origin (Pyodide
   needs ``'wasm-unsafe-eval'`` to compile WebAssembly and ``'unsafe-eval'`` for its dynamic
   linker; PyScript needs inline styles and ``blob:`` workers), ``nosniff``, no referrer, no
-  framing, and a ``Server`` header without versions.
+  framing, and a ``Server`` header without versions; COEP (``credentialless``) with COOP, so the
+  page is cross-origin isolated (``--no-cross-origin-isolation`` leaves COEP out).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from server.http.services import services
 
 _CHANGES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _UPLOAD_PATH = "/api/attachments"
+CODE_SANDBOX_BOOTSTRAP = "sha256-mzHpEobMN5Du2zgeFokCX1L96c7dKmVW1VKi1/EiEDo="
 
 
 def content_security_policy(api_origin: str | None = None, *, in_meta: bool = False) -> str:
@@ -32,7 +34,9 @@ def content_security_policy(api_origin: str | None = None, *, in_meta: bool = Fa
         "default-src 'self'",
         # NOTE: Pyodide compiles WebAssembly ('wasm-unsafe-eval') and its dynamic linker evals
         # the EM_ASM snippets of shared libraries such as pydantic-core ('unsafe-eval').
-        "script-src 'self' 'wasm-unsafe-eval' 'unsafe-eval'",
+        # NOTE: and the one inline script of the code sandbox's frame (static/code/host.mjs's
+        # BOOTSTRAP; a srcdoc frame inherits this policy), by its hash
+        f"script-src 'self' 'wasm-unsafe-eval' 'unsafe-eval' '{CODE_SANDBOX_BOOTSTRAP}'",
         "style-src 'self' 'unsafe-inline'",
         f"img-src 'self' data: blob:{api}",
         "font-src 'self' data:",
@@ -138,6 +142,10 @@ async def add_response_headers(request: web.Request, response: web.StreamRespons
     for name, value in SECURITY_HEADERS.items():
         response.headers.setdefault(name, value)
     response.headers["Server"] = "Riacho"
+    if services(request).config.cross_origin_isolation:
+        # NOTE: with COOP, cross-origin isolation: Stop interrupts code run in the page and
+        # keeps its state (SPEC §13); credentialless, as the page loads nothing cross-origin
+        response.headers.setdefault("Cross-Origin-Embedder-Policy", "credentialless")
     for name, value in _cors_headers(request).items():
         response.headers.setdefault(name, value)
     # NOTE: on every response, allowed origin or not: a shared cache must not hand one

@@ -223,6 +223,21 @@ async def test_every_response_carries_the_security_headers(api: Api, path: str) 
     assert headers["Server"] == "Riacho"
 
 
+@pytest.mark.parametrize(
+    ("isolated", "coep"),
+    [pytest.param(True, "credentialless", id="default"), pytest.param(False, None, id="off")],
+)
+async def test_the_page_is_cross_origin_isolated_unless_turned_off(
+    start_server: StartServer, make_api: MakeApi, isolated: bool, coep: str | None
+) -> None:
+    server = await start_server(cross_origin_isolation=isolated)
+    api = await make_api("alice", on=server)
+    for path in ("/", "/static/vendor/pyodide/pyodide.mjs", "/api/models"):
+        response = await api.client.get(path)
+        assert response.headers.get("Cross-Origin-Embedder-Policy") == coep, path
+        assert response.headers["Cross-Origin-Opener-Policy"] == "same-origin"
+
+
 # --- with what: bad input is a 4xx with a code ----------------------------------------------------
 
 

@@ -211,6 +211,8 @@ def test_unclosed_code_fence_renders_as_code(
 def test_fenced_code_renders_as_a_code_block_with_a_head() -> None:
     assert render_markdown("```python\nif a < b:\n```") == (
         '<div class="code-block"><div class="code-head"><span class="code-lang">python</span>'
+        '<button type="button" class="run-code" data-action="run-code" aria-label="Run code">'
+        "Run</button>"
         '<button type="button" class="copy-code" data-action="copy-code" aria-label="Copy code">'
         'Copy</button></div><pre tabindex="0"><code class="language-python" data-lang="python">'
         "if a &lt; b:\n</code></pre></div>\n"

@@ -439,6 +439,18 @@ def test_the_siblings_are_expected_outputs_of_the_vendor_step(
     assert vendored / "pyodide/pyodide.asm.wasm.br" in outputs
 
 
+def test_the_code_sandbox_gets_the_whole_precompiled_standard_library(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vendor, "PYODIDE_OUT", tmp_path / "pyodide")
+    monkeypatch.setattr(vendor, "CODE_OUT", tmp_path / "code")
+    (tmp_path / "pyodide").mkdir()
+    (tmp_path / "pyodide" / vendor.STDLIB_ZIP).write_bytes(b"PK whole")
+    vendor.keep_whole_stdlib()
+    assert (tmp_path / "code" / vendor.STDLIB_ZIP).read_bytes() == b"PK whole"
+    assert tmp_path / "code" / vendor.STDLIB_ZIP in vendor.expected_outputs([])
+
+
 # --- trimming the archives to the modules the page imports -------------------------------------
 
 
@@ -596,7 +608,8 @@ def test_the_lock_and_the_siblings_are_written_after_the_trim(
     monkeypatch.setattr(vendor, "STAMP", tmp_path / ".stamp")
     monkeypatch.setattr(vendor, "is_up_to_date", lambda wheels: False)
     monkeypatch.setattr(vendor, "load_wheels", lambda: [WHEEL])
-    for name in ("npm_install", "copy_runtime", "precompile", "write_lock"):
+    steps_faked = ("npm_install", "copy_runtime", "precompile", "keep_whole_stdlib", "write_lock")
+    for name in steps_faked:
         monkeypatch.setattr(vendor, name, lambda *args, step=name: steps.append(step))
     monkeypatch.setattr(vendor, "download_wheel", lambda wheel: tmp_path / wheel.file)
     monkeypatch.setattr(vendor, "trace", lambda: steps.append("trace") or ["json"])
@@ -612,6 +625,7 @@ def test_the_lock_and_the_siblings_are_written_after_the_trim(
         "npm_install",
         "copy_runtime",
         "precompile",
+        "keep_whole_stdlib",  # NOTE: before the trim: the sandbox's copy is whole
         "write_lock",  # NOTE: the trace loads the packages through it
         "trace",
         "trim ['json']",
