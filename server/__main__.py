@@ -18,6 +18,7 @@ from server.config import DEFAULT_MAX_MODEL_CALLS, REPO_ROOT, Config, Limits
 from server.config.providers import (
     PROVIDER_KINDS,
     ProviderSettings,
+    ProvidersFile,
     SettingsError,
     check_unique_ids,
     from_command_line,
@@ -119,16 +120,19 @@ def _provider_arguments(g: argparse._ArgumentGroup) -> None:
     g.add_argument("--first-byte-timeout-s", type=float, help="wait for the response to start")
     g.add_argument("--provider-idle-timeout-s", type=float, help="longest silence mid-stream")
     g.add_argument("--max-model-calls", type=int, help="cap of model calls per turn (tool loop)")
+    g.add_argument(
+        "--approval-timeout-s", type=float, help="an acting tool's wait for approval (default 600)"
+    )
 
 
-def _providers(a: argparse.Namespace) -> tuple[tuple[ProviderSettings, ...], int | None]:
-    """Providers from ``--config`` then ``--provider``; ``SettingsError`` says what is wrong."""
+def _providers(a: argparse.Namespace) -> tuple[tuple[ProviderSettings, ...], ProvidersFile]:
+    """Providers from ``--config`` then ``--provider`` (and the file's other settings);
+    ``SettingsError`` says what is wrong."""
     providers: list[ProviderSettings] = []
-    cap = None
+    file = ProvidersFile.model_construct(max_model_calls=None)
     if a.config is not None:
         file = load_file(a.config)
         providers += file.providers
-        cap = file.max_model_calls
     if a.provider is not None:
         if not a.model:
             raise SettingsError("--provider needs at least one --model")
@@ -137,7 +141,7 @@ def _providers(a: argparse.Namespace) -> tuple[tuple[ProviderSettings, ...], int
     elif a.model or a.base_url or a.api_key_env:
         raise SettingsError("--model, --base-url and --api-key-env need --provider")
     check_unique_ids(tuple(providers), {model.info.id for model in DEMO_MODELS})
-    return tuple(providers), cap
+    return tuple(providers), file
 
 
 def _with_overrides(provider: ProviderSettings, a: argparse.Namespace) -> ProviderSettings:
@@ -163,7 +167,7 @@ def parse_args(argv: list[str]) -> Config:
     a = parser.parse_args(argv)
     _check_security(parser, a)
     try:
-        providers, file_cap = _providers(a)
+        providers, file = _providers(a)
     except SettingsError as exc:
         parser.error(str(exc))
     return Config(
@@ -179,7 +183,9 @@ def parse_args(argv: list[str]) -> Config:
         static_root=a.static_root.resolve(),
         access_log=a.access_log,
         providers=providers,
-        max_model_calls=a.max_model_calls or file_cap or DEFAULT_MAX_MODEL_CALLS,
+        max_model_calls=a.max_model_calls or file.max_model_calls or DEFAULT_MAX_MODEL_CALLS,
+        mcp=file.mcp,
+        approval_timeout_s=a.approval_timeout_s or file.approval_timeout_s,
         auth=a.auth,
         trusted_user_header=a.trusted_user_header,
         allowed_origins=tuple(a.allowed_origin),

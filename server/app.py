@@ -24,6 +24,7 @@ from server.runs.remote import watch_owners
 from server.scenarios.hooks import make_hooks
 from server.store import runlog
 from server.store.db import open_database
+from server.tools.connections import McpServers
 
 log = logging.getLogger("riacho.app")
 _BODY_SLACK = 1024 * 1024
@@ -53,6 +54,7 @@ async def _recover(svc: Services) -> asyncio.Task[None] | None:
 def _lifecycle(svc: Services) -> Callable[[web.Application], AsyncIterator[None]]:
     async def lifecycle(_app: web.Application) -> AsyncIterator[None]:
         await svc.db.open()
+        await svc.mcp.start()
         await svc.runs.bus.start(svc.runs.on_cancel_sent)
         if svc.hooks is not None:
             await svc.hooks.start()
@@ -68,6 +70,7 @@ def _lifecycle(svc: Services) -> Callable[[web.Application], AsyncIterator[None]
         if svc.hooks is not None:
             await svc.hooks.aclose()
         await svc.catalog.aclose()
+        await svc.mcp.stop()
         await svc.db.close()
 
     return lifecycle
@@ -96,7 +99,7 @@ def create_app(config: Config) -> web.Application:
     db = open_database(config.db_path)
     runs = RunRegistry(db, config, _bus(config))
     hooks = make_hooks(config.redis_url, runs) if config.test_hooks else None
-    svc = Services(config, db, runs, Catalog(config.providers), hooks)
+    svc = Services(config, db, runs, Catalog(config.providers), hooks, McpServers(config.mcp))
     app[SERVICES] = svc
     app.cleanup_ctx.append(_lifecycle(svc))
     return app

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from app.wire.api import AuthMode
 from server.config.providers import ProviderSettings
+from server.config.tools import DEFAULT_APPROVAL_TIMEOUT_S, McpSettings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_MAX_MODEL_CALLS = 8
@@ -66,4 +67,6 @@ class Config:
     allowed_origins: tuple[str, ...] = ()
     shutdown_grace_s: float = 10.0
     redis_url: str | None = None  # several processes share runs through it (server.runs.bus)
+    mcp: tuple[McpSettings, ...] = ()  # MCP servers whose tools models may call (SPEC §12)
+    approval_timeout_s: float = DEFAULT_APPROVAL_TIMEOUT_S  # no decision by then is a denial
     lease_s: float = 5.0  # a run's owner must renew its lease within this; then it is lost

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from aiohttp import web
 
@@ -11,18 +11,20 @@ from server.model.catalog import Catalog
 from server.runs.registry import RunRegistry
 from server.scenarios.hooks import TestHooks
 from server.store.db import Database
+from server.tools.connections import McpServers
 
 
 @dataclass(slots=True)
 class Services:
-    """Configuration, database, run registry, the models offered and (with ``--test-hooks``)
-    the test hooks' state."""
+    """Configuration, database, run registry, the models offered, (with ``--test-hooks``)
+    the test hooks' state, and the MCP servers connected."""
 
     config: Config
     db: Database
     runs: RunRegistry
     catalog: Catalog
     hooks: TestHooks | None = None
+    mcp: McpServers = field(default_factory=lambda: McpServers(()))
 
 
 SERVICES = web.AppKey("services", Services)
