@@ -162,4 +162,3 @@ class KeptApi:
         self, file: object, on_progress: Progress | None = None
     ) -> AttachmentInfo:
         return await self._asked(self._api.upload_attachment(file, on_progress))
-

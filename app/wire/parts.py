@@ -41,6 +41,7 @@ from pydantic.alias_generators import to_camel
 
 from app.wire.protocol import (
     ContinuationTransitionEvent,
+    DecidedBy,
     DoneEvent,
     ErrorEvent,
     ImageGenerationCompletedEvent,
@@ -51,9 +52,12 @@ from app.wire.protocol import (
     TextEvent,
     ThinkingEvent,
     ThinkingStartEvent,
+    ToolApprovalRequestedEvent,
     ToolCallArgumentsDeltaEvent,
     ToolCallCompletedEvent,
     ToolCallStartedEvent,
+    ToolDecidedEvent,
+    ToolEffect,
     ToolResultEvent,
     parse_partial_arguments,
 )
@@ -138,6 +142,8 @@ class ToolCallPart:
     status: ToolStatus = "streaming"
     result: Any = None
     is_error: bool = False
+    effect: ToolEffect | None = None  # tools of MCP servers (SPEC §12); None for built-ins
+    decided_by: DecidedBy | None = None
     type: Literal["tool_call"] = "tool_call"
 
 
@@ -187,6 +193,8 @@ ContentEvent = (
     | ToolCallArgumentsDeltaEvent
     | ToolCallCompletedEvent
     | ToolResultEvent
+    | ToolApprovalRequestedEvent
+    | ToolDecidedEvent
     | ImageGenerationStartedEvent
     | ImageGenerationCompletedEvent
     | ImageGenerationFailedEvent
@@ -202,6 +210,8 @@ CONTENT_EVENTS = (
     ToolCallArgumentsDeltaEvent,
     ToolCallCompletedEvent,
     ToolResultEvent,
+    ToolApprovalRequestedEvent,
+    ToolDecidedEvent,
     ImageGenerationStartedEvent,
     ImageGenerationCompletedEvent,
     ImageGenerationFailedEvent,
@@ -295,6 +305,8 @@ def apply_content(parts: Parts, event: ContentEvent) -> Parts:
             return _tool_progress(parts, event)
         case ToolCallCompletedEvent() | ToolResultEvent():
             return _tool_end(parts, event)
+        case ToolApprovalRequestedEvent() | ToolDecidedEvent():
+            return _tool_decision(parts, event)
         case ImageGenerationStartedEvent() | ImageGenerationCompletedEvent():
             return _image(parts, event)
         case ImageGenerationFailedEvent(image_id=image_id, error=error):
@@ -380,7 +392,27 @@ def _tool_end(parts: Parts, event: ToolCallCompletedEvent | ToolResultEvent) -> 
         result=event.result,
         is_error=event.is_error,
         status=status,
+        effect=event.effect,
     )
+
+
+def _tool_decision(parts: Parts, event: ToolApprovalRequestedEvent | ToolDecidedEvent) -> Parts:
+    if isinstance(event, ToolApprovalRequestedEvent):
+        return _update(
+            parts,
+            ToolCallPart,
+            event.tool_call_id,
+            tool_name=event.tool_name,
+            arguments=event.arguments,
+            status="completed",
+            effect="awaiting_approval",
+        )
+    index = _find(parts, ToolCallPart, event.tool_call_id)
+    current = parts[index] if index is not None else None
+    if isinstance(current, ToolCallPart) and current.status in ("done", "error"):
+        return parts  # NOTE: the result already said what happened
+    effect: ToolEffect = "running" if event.approved else "denied"
+    return _update(parts, ToolCallPart, event.tool_call_id, effect=effect, decided_by=event.by)
 
 
 def _image(
