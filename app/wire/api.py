@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.wire.codes import ClientTimeoutCode
 from app.wire.errors import HttpStatusError
-from app.wire.protocol import CAMEL_CONFIG, NonEmptyStr, Severity, StopReason
+from app.wire.protocol import CAMEL_CONFIG, NonEmptyStr, Severity, StopReason, ToolEffect
 
 ServerRunStatus = Literal["running", "completed", "cancelled", "failed", "interrupted"]
 ReasoningEffort = Literal["low", "medium", "high"]
@@ -102,6 +102,30 @@ class RunInfo(_Payload):
     attempt: int = Field(ge=1)
     expired: bool = False
     reason: str | None = None
+    waiting_for: WaitingFor | None = None
+
+
+class WaitingFor(_Payload):
+    """What a running run waits for (SPEC §12): the user's decision on a tool call (or, for
+    code that runs in the page, the client)."""
+
+    kind: Literal["approval", "client"]
+    tool_call_id: str
+
+
+class ToolDecisionBody(_Payload):
+    """``POST /api/runs/{runId}/tool-calls/{toolCallId}/decision``."""
+
+    approved: bool
+    reason: str | None = Field(default=None, max_length=500)
+
+
+class ToolDecisionResult(_Payload):
+    """The decision that stands on the call (the first one taken), and the call's effect."""
+
+    tool_call_id: str
+    decision: Literal["approved", "denied"]
+    effect: ToolEffect
 
 
 class CancelResult(_Payload):

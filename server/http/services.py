@@ -11,6 +11,7 @@ from server.model.catalog import Catalog
 from server.runs.registry import RunRegistry
 from server.scenarios.hooks import TestHooks
 from server.store.db import Database
+from server.tools.approvals import DecisionBell
 from server.tools.connections import McpServers
 
 
@@ -25,6 +26,7 @@ class Services:
     catalog: Catalog
     hooks: TestHooks | None = None
     mcp: McpServers = field(default_factory=lambda: McpServers(()))
+    bell: DecisionBell = field(default_factory=DecisionBell)
 
 
 SERVICES = web.AppKey("services", Services)

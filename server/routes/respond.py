@@ -36,6 +36,7 @@ from server.runs.registry import emit_all
 from server.runs.stream import follow_run, open_sse
 from server.scenarios.player import stream_scenario
 from server.store.db import new_id
+from server.tools.calls import ToolRoom
 from server.turns.context import save_model_usage
 from server.turns.start import Turn, check_turn, create_rows, discard_rows, touch_chat
 
@@ -70,6 +71,7 @@ async def respond_stream(request: web.Request) -> web.StreamResponse:
             body,
             token_ms=svc.config.demo_token_ms,
             context_window=svc.config.context_window_tokens,
+            room=tool_room(svc, run),
         )
         events = _emit_coalesced(svc, run, demo.play(demo_turn))
         svc.runs.start(run, events, demo.endings(demo_turn))
@@ -92,6 +94,7 @@ async def _start_model_run(
         body,
         max_model_calls=svc.config.max_model_calls,
         notes=run.trace.history_notes,
+        room=tool_room(svc, run),
     )
     for note in run.trace.history_notes:
         log.info("history run=%s: %s", run.run_id, note)
@@ -134,6 +137,11 @@ async def _emit_coalesced(
     finally:
         if isinstance(merged, AsyncGenerator):
             await merged.aclose()
+
+
+def tool_room(svc: Services, run: LiveRun) -> ToolRoom:
+    """What the run's calls of MCP tools need: servers, ledger, decisions, deadline."""
+    return ToolRoom(svc.db, svc.mcp, svc.bell, run.key, run.run_id, svc.config.approval_timeout_s)
 
 
 def _usage_saver(svc: Services, run: LiveRun) -> Callable[[StreamEvent], Awaitable[None]]:

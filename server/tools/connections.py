@@ -129,7 +129,7 @@ class McpConnection:
         finally:
             self._session = None
             if self.state == "up":
-                self._down("stopped")
+                self._down("stopped", quiet=self._stop.is_set())
 
     async def _watch(self, session: ClientSession) -> None:
         """Until stopped, ping the server now and then: a dead one is said ``down``."""
@@ -143,8 +143,8 @@ class McpConnection:
                 self._down(f"it stopped answering: {_words(exc)}")
                 return
 
-    def _down(self, reason: str) -> None:
-        if self.state != "down":
+    def _down(self, reason: str, *, quiet: bool = False) -> None:
+        if self.state != "down" and not quiet:
             log.warning("mcp down server=%s reason=%s", self.name, reason)
         self.state, self.reason, self.tools = "down", reason, ()
         self._ready.set()
