@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 import js
 from pyodide.ffi import create_once_callable
 
-from app.browser import device
+from app.browser import device, tool_decisions
 from app.browser.dom import BrowserDom
 from app.browser.edge import (
     JsValue,
@@ -526,7 +526,9 @@ class Page:
             "edit": Act(tell("edit"), "textarea[name=edit-prompt]"),
             "cancel-edit": Act(tell("cancel-edit"), PROMPT),
             "resume": Act(tell("resume")),
-            "regenerate": Act(tell("regenerate")),
+            "regenerate": Act(self._regenerate),
+            "approve-tool": Act(lambda target, _m: tool_decisions.decide(self._api, target, True)),
+            "deny-tool": Act(lambda target, _m: tool_decisions.decide(self._api, target, False)),
             "edit-queued": Act(tell("edit-queued"), PROMPT),
             "remove-queued": Act(tell("remove-queued"), PROMPT),
             "copy": Act(lambda target, _m: self._copy_answer(target)),
@@ -548,6 +550,10 @@ class Page:
             "composer-options": Act(lambda target, _m: self._toggle_options(target)),
             "shortcuts": Act(lambda _t, _m: query("#shortcuts").showModal()),
         }
+
+    def _regenerate(self, _js_target: JsValue, message_id: str | None) -> None:
+        if tool_decisions.confirm_regenerate(self._controller, message_id):
+            self._controller.click("regenerate", message_id)
 
     def _tell_controller(self, action: PageAction) -> Handler:
         return lambda _js_target, message_id: self._controller.click(action, message_id)

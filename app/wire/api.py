@@ -120,11 +120,14 @@ class ToolDecisionBody(_Payload):
     reason: str | None = Field(default=None, max_length=500)
 
 
+ToolDecision = Literal["approved", "denied"]
+
+
 class ToolDecisionResult(_Payload):
     """The decision that stands on the call (the first one taken), and the call's effect."""
 
     tool_call_id: str
-    decision: Literal["approved", "denied"]
+    decision: ToolDecision
     effect: ToolEffect
 
 

@@ -12,15 +12,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass, field
-from typing import Literal
 
+from app.wire.api import ToolDecision
 from server.contract.tool_effects import DecidedBy
 from server.store import tool_calls
 from server.store.db import Database, now
 from server.store.tool_calls import ToolCallRecord
 
 POLL_S = 0.2
-DecisionAnswer = Literal["approved", "denied"]
 
 
 @dataclass(slots=True)
@@ -49,7 +48,7 @@ class Decided:
     taken_now: bool
 
     @property
-    def answer(self) -> DecisionAnswer | None:
+    def answer(self) -> ToolDecision | None:
         if self.record.state == "awaiting_approval":
             return None
         return "denied" if self.record.state == "denied" else "approved"
