@@ -96,7 +96,10 @@ def main() -> None:
     if args.http:
         server.run("streamable-http", host=args.host, port=args.port)
     else:
-        server.run()
+        try:
+            server.run()
+        except* BrokenPipeError:
+            pass  # NOTE: the client went away mid-answer (Riacho stopped, or was killed)
 
 
 if __name__ == "__main__":
