@@ -8,8 +8,9 @@ the user before it runs; ``list_notes`` is read-only (``readOnlyHint``) and runs
 saved carries the idempotency key Riacho sent in the request's ``_meta``
 (``riacho/idempotencyKey``): a key already in the file is not written again, so even a client
 that repeated a request would not add a second line. ``$NOTES_SLOW_S`` makes ``save_note`` wait
-that long first (tests stop or kill a call mid-way with it); ``$NOTES_TOKEN``, when set, is the
-bearer token the HTTP server wants.
+that long first (tests stop or kill a call mid-way with it; a call cancelled then is written to
+``$NOTES_FILE.cancelled``, never saved); ``$NOTES_TOKEN``, when set, is the bearer token the
+HTTP server wants.
 """
 
 from __future__ import annotations
@@ -67,10 +68,13 @@ def _check_token(ctx: Context) -> None:
 async def save_note(text: str, ctx: Context) -> str:
     """Save a note (one line in the notes file)."""
     _check_token(ctx)
-    slow = float(os.environ.get("NOTES_SLOW_S", "0") or 0)
-    if slow:
-        await asyncio.sleep(slow)
     key = _idempotency_key(ctx)
+    slow = float(os.environ.get("NOTES_SLOW_S", "0") or 0)
+    try:
+        await asyncio.sleep(slow)
+    except asyncio.CancelledError:
+        _note_cancelled(key)  # NOTE: the client cancelled the request (MCP cancellation)
+        raise
     if key is not None and any(note.get("key") == key for note in read_notes()):
         return f"already saved: {text}"
     path = notes_file()
@@ -78,6 +82,11 @@ async def save_note(text: str, ctx: Context) -> str:
     with path.open("a", encoding="utf-8") as file:
         file.write(json.dumps({"text": text, "key": key}, ensure_ascii=False) + "\n")
     return f"saved: {text}"
+
+
+def _note_cancelled(key: str | None) -> None:
+    with Path(f"{notes_file()}.cancelled").open("a", encoding="utf-8") as file:
+        file.write(json.dumps({"cancelled": key}) + "\n")
 
 
 @server.tool(annotations=ToolAnnotations(readOnlyHint=True))

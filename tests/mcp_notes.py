@@ -72,3 +72,11 @@ def _wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
                 return
         time.sleep(0.05)
     raise RuntimeError("the notes server did not listen")
+
+
+def cancelled(notes: Path) -> list[dict[str, Any]]:
+    """The calls the server saw cancelled (MCP cancellation) while it waited to save them."""
+    path = notes.with_name(notes.name + ".cancelled")
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]

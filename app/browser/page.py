@@ -168,7 +168,9 @@ def show_models(models: Sequence[ModelInfo]) -> None:
         js_option = js.document.createElement("option")
         js_option.value = model.id
         if model.available:
-            js_option.textContent = model.label
+            note = f" — tools: {model.tools_note}" if model.tools_note else ""
+            js_option.textContent = model.label + note
+            js_option.title = model.tools_note or ""
         else:
             reason = model.unavailable_reason or "unavailable right now"
             js_option.textContent = f"{model.label} — unavailable: {reason}"

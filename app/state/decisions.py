@@ -83,6 +83,5 @@ def waits_on_a_tool(parts: Iterable[Part]) -> bool:
     """Whether the run waits for the user's decision, or for a tool that acts (whose time
     limit is the server's): its silence then is no sign of a dead stream."""
     return any(
-        isinstance(p, ToolCallPart) and p.effect in ("awaiting_approval", "running")
-        for p in parts
+        isinstance(p, ToolCallPart) and p.effect in ("awaiting_approval", "running") for p in parts
     )

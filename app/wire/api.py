@@ -218,6 +218,8 @@ class ModelInfo(_Payload):
     supports_thinking: bool
     supports_tools: bool
     unavailable_reason: str | None = None  # why ``available`` is false, in words
+    # NOTE: an MCP server whose tools it would be offered is down (left off the wire if none)
+    tools_note: str | None = Field(default=None, exclude_if=lambda value: value is None)
     first_event_wait_ms: int | None = Field(default=None, ge=0)
     idle_wait_ms: int | None = Field(default=None, ge=0)
     """How long the server itself waits for this model's first output, and between outputs,

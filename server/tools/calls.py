@@ -22,14 +22,20 @@ from typing import Any
 import mcp.types as mt
 from pydantic import JsonValue
 
-from app.wire.protocol import StreamEvent, ToolApprovalRequestedEvent, ToolDecidedEvent, ToolEffect
+from app.wire.protocol import (
+    StreamEvent,
+    SystemEventEvent,
+    ToolApprovalRequestedEvent,
+    ToolDecidedEvent,
+    ToolEffect,
+)
 from server.contract.tool_effects import Transition
 from server.runs.drafts import draft
 from server.store import tool_calls
 from server.store.db import Database, now
 from server.store.tool_calls import ToolCallRecord
 from server.tools.approvals import DecisionBell, wait_decision
-from server.tools.connections import McpServers, McpTool, ToolUnavailable
+from server.tools.connections import McpServers, McpTool, ToolUnavailable, tools_note
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,3 +196,17 @@ def _result(answer: mt.CallToolResult, max_chars: int) -> tuple[JsonValue, bool]
             **{k: v for k, v in out.items() if k == "truncated"},
         }
     return out, bool(answer.is_error)
+
+
+async def noting_down_servers(
+    servers: McpServers, events: AsyncIterator[StreamEvent]
+) -> AsyncIterator[StreamEvent]:
+    """The run's events, with a ``tools_unavailable`` marker after the first one when an MCP
+    server is down (the run's trace and the page say it; the tools are not offered)."""
+    first = True
+    async for event in events:
+        yield event
+        note = tools_note(servers) if first else None
+        first = False
+        if note is not None:
+            yield draft(SystemEventEvent, kind="tools_unavailable", message=f"Tools: {note}.")

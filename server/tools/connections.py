@@ -202,3 +202,11 @@ class McpServers:
     def down(self) -> dict[str, str]:
         """Each server that is down, with why."""
         return {c.name: c.reason or "down" for c in self.connections.values() if c.state == "down"}
+
+
+def tools_note(servers: McpServers) -> str | None:
+    """The MCP servers that are down, in words (``None``: all are up)."""
+    down = servers.down()
+    if not down:
+        return None
+    return "; ".join(f"the MCP server {name!r} is down ({why})" for name, why in down.items())

@@ -4,15 +4,16 @@ real example MCP server only after the user's decision, once, whatever repeats."
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestServer
 
-from tests.mcp_notes import saved, stdio_settings
+from tests.mcp_notes import cancelled, saved, stdio_settings
 from tests.provider_fake import Kind, Reply
-from tests.server.conftest import FakeEndpoint, MakeApi, ModelApi
+from tests.server.conftest import FakeEndpoint, MakeApi, ModelApi, services_of
 from tests.server.helpers import Api, JsonObject
 
 NOTE = "save a note that the river is high"
@@ -161,9 +162,7 @@ async def test_a_bad_decision_body_is_400(
     start_server: StartServer, make_api: MakeApi, tmp_path: Path
 ) -> None:
     api = await make_api("alice", on=await _notes_server(start_server, tmp_path / "n.txt"))
-    await api.json(
-        "POST", "/api/runs/r/tool-calls/c/decision", expect=400, json={"reason": "no"}
-    )
+    await api.json("POST", "/api/runs/r/tool-calls/c/decision", expect=400, json={"reason": "no"})
 
 
 def _as_note_call(kind: Kind) -> Reply:
@@ -189,3 +188,45 @@ async def test_each_provider_kinds_tool_call_waits_for_approval_and_runs_once(
     assert len(saved(notes)) == 1
     offered = fake.provider.bodies(kind)[0]
     assert "notes__save_note" in str(offered)
+
+
+async def test_stop_mid_call_cancels_the_mcp_request_and_the_call_reads_unknown(
+    start_server: StartServer, make_api: MakeApi, tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes.txt"
+    server: TestServer = await start_server(mcp=(stdio_settings(notes, slow_s=60),))
+    api = await make_api("alice", on=server)
+    turn = _start(api, await api.new_chat(), "run_mid")
+    call_id = await _waiting_call(api, "run_mid")
+    await _decide(api, "run_mid", call_id, True)
+    db = services_of(server).db
+    while (row := await db.one("SELECT state FROM tool_calls")) is None or row[
+        "state"
+    ] != "running":
+        await asyncio.sleep(0.02)
+    assert await api.cancel("run_mid") in ("cancelled", "running")
+    await turn
+    calls = (await api.json("GET", "/api/runs/run_mid/tool-calls"))["toolCalls"]
+    assert [c["effect"] for c in calls] == ["unknown"]
+    async with asyncio.timeout(20):
+        while not cancelled(notes):
+            await asyncio.sleep(0.05)
+    assert cancelled(notes) == [{"cancelled": f"run_mid:{call_id}"}]
+    assert saved(notes) == []
+
+
+async def test_a_server_that_is_down_is_said_in_the_model_picker_and_not_offered(
+    start_server: StartServer, make_api: MakeApi, tmp_path: Path
+) -> None:
+    from server.config.tools import McpSettings
+
+    broken = McpSettings(name="broken", command=(str(tmp_path / "no-such-program"),))
+    server = await start_server(mcp=(broken,))
+    api = await make_api("alice", on=server)
+    models = await api.json("GET", "/api/models")
+    assert "broken" in json.dumps(models)
+    events = await api.run_turn(await api.new_chat(), NOTE, runId="run_down", toolIntent=True)
+    assert _of(events, "tool_approval_requested") == []
+    (marker,) = _of(events, "system_event")
+    assert marker["kind"] == "tools_unavailable" and "broken" in marker["message"]
+    assert events[-1]["type"] == "done"

@@ -4,6 +4,7 @@ against the real example MCP server: every line in its notes file is one executi
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from server.store.db import Database, open_database
 from server.tools.approvals import DecisionBell, decide
 from server.tools.calls import CallOutcome, ToolRoom, run_call
 from server.tools.connections import McpServers, McpTool
-from tests.mcp_notes import saved, stdio_settings
+from tests.mcp_notes import cancelled, saved, stdio_settings
 
 KEY, RUN = "user_1/run_1", "run_1"
 
@@ -245,3 +246,105 @@ async def test_a_worker_lost_mid_call_leaves_unknown_and_nothing_runs_it_again(
     assert events == [] and outcome.effect == "unknown"
     assert "may have happened" in str(outcome.result)
     assert saved(path) == []
+
+
+async def _until_running(db: Database, call_id: str) -> None:
+    while True:
+        record = await tool_calls.get(db, KEY, call_id)
+        if record is not None and record.state == "running":
+            return
+        await asyncio.sleep(0.02)
+
+
+async def test_stop_mid_call_sends_mcp_cancellation_and_leaves_unknown(
+    db: Database, tmp_path: Path
+) -> None:
+    path = tmp_path / "notes.txt"
+    servers = await _servers(stdio_settings(path, slow_s=60))
+    try:
+        bell = DecisionBell()
+        play = asyncio.create_task(
+            _play(_room(db, servers, bell), _tool(servers, "save_note"), "c1", {"text": "x"})
+        )
+        await _waiting(db, "c1")
+        await decide(db, bell, KEY, "c1", True, "user")
+        await _until_running(db, "c1")
+        play.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await play
+        record = await tool_calls.get(db, KEY, "c1")
+        assert record is not None and record.effect == "unknown"
+        async with asyncio.timeout(20):
+            while not cancelled(path):
+                await asyncio.sleep(0.05)
+        assert cancelled(path) == [{"cancelled": "run_1:c1"}]
+        assert saved(path) == []
+    finally:
+        await servers.stop()
+
+
+async def test_a_call_past_its_time_limit_is_unknown_not_failed(
+    db: Database, tmp_path: Path
+) -> None:
+    path = tmp_path / "notes.txt"
+    servers = await _servers(stdio_settings(path, slow_s=60, call_timeout_s=0.5))
+    try:
+        room = _room(db, servers, DecisionBell())
+        tool = _tool(servers, "save_note")
+        await tool_calls.open_call(
+            db, KEY, "c1", tool.qualified_name, {"text": "x"}, acts=True, deadline_at=None
+        )
+        await tool_calls.move(db, KEY, "c1", "approve", decided_by="user")
+        _events, outcome = await _play(room, tool, "c1", {"text": "x"})
+        assert outcome.effect == "unknown"
+        assert "0.5 s" in str(outcome.result) and "may have happened" in str(outcome.result)
+        assert saved(path) == []
+    finally:
+        await servers.stop()
+
+
+async def test_a_long_result_is_cut_with_a_note_for_the_model(db: Database, tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text(
+        "".join(json.dumps({"text": "n" * 100, "key": str(i)}) + "\n" for i in range(50)),
+        encoding="utf-8",
+    )
+    servers = await _servers(stdio_settings(path, result_max_chars=1000))
+    try:
+        room = _room(db, servers, DecisionBell())
+        _events, outcome = await _play(room, _tool(servers, "list_notes"), "c1", {})
+        assert isinstance(outcome.result, dict)
+        assert len(str(outcome.result["text"])) == 1000
+        assert "cut at 1000 of" in str(outcome.result["truncated"])
+    finally:
+        await servers.stop()
+
+
+async def test_a_tool_error_is_said_in_words_and_the_call_failed(
+    db: Database, tmp_path: Path
+) -> None:
+    path = tmp_path / "notes.txt"
+    servers = await _servers(stdio_settings(path, read_only=("save_note",)))
+    try:
+        room = _room(db, servers, DecisionBell())
+        _events, outcome = await _play(room, _tool(servers, "save_note"), "c1", {})
+        assert outcome.is_error and isinstance(outcome.result, dict)
+        assert "text" in str(outcome.result["error"]).lower()
+        assert saved(path) == []
+    finally:
+        await servers.stop()
+
+
+async def test_a_server_that_is_down_fails_the_call_in_words(db: Database, tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    servers = await _servers(stdio_settings(path))
+    tool = _tool(servers, "save_note")
+    await servers.stop()
+    room = _room(db, servers, DecisionBell())
+    await tool_calls.open_call(
+        db, KEY, "c1", tool.qualified_name, {"text": "x"}, acts=True, deadline_at=None
+    )
+    await tool_calls.move(db, KEY, "c1", "approve", decided_by="user")
+    _events, outcome = await _play(room, tool, "c1", {"text": "x"})
+    assert outcome.effect == "failed"
+    assert "down" in str(outcome.result)
