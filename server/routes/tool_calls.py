@@ -8,16 +8,19 @@ that never asked, is ``404`` like an unknown id.
 
 from __future__ import annotations
 
+from typing import Any
+
 from aiohttp import web
 from pydantic import ValidationError
 
-from app.wire.api import ToolDecisionBody, ToolDecisionResult, WaitingFor
+from app.wire.api import MessageOut, ToolDecisionBody, ToolDecisionResult, WaitingFor
 from server.contract.errors import ApiError
 from server.contract.jsonio import answer_payload, read_json_body
 from server.http.auth import current_user
 from server.http.services import services
 from server.store import runlog, tool_calls
 from server.store.db import Database
+from server.store.tool_calls import ToolCallRecord
 from server.tools.approvals import decide
 
 
@@ -59,3 +62,33 @@ async def waiting_for(db: Database, run_key: str) -> WaitingFor | None:
         if call.state == "awaiting_approval":
             return WaitingFor(kind="approval", tool_call_id=call.tool_call_id)
     return None
+
+
+async def with_ledger_effects(
+    db: Database, chat_id: str, user_id: str, messages: list[MessageOut]
+) -> list[MessageOut]:
+    """The messages with each tool call's effect as the ledger says it (a call left waiting
+    by a Stop reads denied, one lost mid-call ``unknown``: the event log cannot say so)."""
+    calls = await tool_calls.of_chat(db, chat_id)
+    if not calls:
+        return messages
+    return [_overlaid(message, calls, user_id) for message in messages]
+
+
+def _overlaid(
+    message: MessageOut, calls: dict[tuple[str, str], ToolCallRecord], user_id: str
+) -> MessageOut:
+    if message.run_id is None:
+        return message
+    key = runlog.run_key(user_id, message.run_id)
+    parts = [
+        _part_with_effect(part, calls.get((key, str(part.get("toolCallId")))))
+        for part in message.parts
+    ]
+    return message.model_copy(update={"parts": parts})
+
+
+def _part_with_effect(part: dict[str, Any], call: ToolCallRecord | None) -> dict[str, Any]:
+    if call is None or part.get("type") != "tool_call" or not call.acts:
+        return part
+    return {**part, "effect": call.effect, "decidedBy": call.decided_by}

@@ -181,3 +181,13 @@ async def lose_open_calls(db: Database, run_key: str, reason: str) -> int:
             is_error=True,
         )
     return lost
+
+
+async def of_chat(db: Database, chat_id: str) -> dict[tuple[str, str], ToolCallRecord]:
+    """Every call of the chat's runs, by (run key, call id)."""
+    rows = await db.all(
+        "SELECT tool_calls.* FROM tool_calls JOIN runs ON runs.id = tool_calls.run_key"
+        " WHERE runs.chat_id = ?",
+        (chat_id,),
+    )
+    return {(row["run_key"], row["tool_call_id"]): _record(row) for row in rows}

@@ -130,12 +130,16 @@ async def test_stop_while_waiting_denies_and_a_later_approval_is_refused(
 ) -> None:
     notes = tmp_path / "notes.txt"
     api = await make_api("alice", on=await _notes_server(start_server, notes))
-    turn = _start(api, await api.new_chat(), "run_stop")
+    chat = await api.new_chat()
+    turn = _start(api, chat, "run_stop")
     call_id = await _waiting_call(api, "run_stop")
     assert await api.cancel("run_stop") in ("cancelled", "running")
     await turn
     calls = (await api.json("GET", "/api/runs/run_stop/tool-calls"))["toolCalls"]
     assert [(c["effect"], c["decidedBy"]) for c in calls] == [("denied", "stop")]
+    _user, answer = (await api.json("GET", f"/api/chats/{chat}"))["messages"]
+    (part,) = [p for p in answer["parts"] if p["type"] == "tool_call"]
+    assert (part["effect"], part["decidedBy"]) == ("denied", "stop")  # NOTE: the ledger's word
     refused = await _decide(api, "run_stop", call_id, True, expect=409)
     assert refused["error"]["code"] == "decision_taken"
     assert (await api.run("run_stop"))["waitingFor"] is None
@@ -230,3 +234,22 @@ async def test_a_server_that_is_down_is_said_in_the_model_picker_and_not_offered
     (marker,) = _of(events, "system_event")
     assert marker["kind"] == "tools_unavailable" and "broken" in marker["message"]
     assert events[-1]["type"] == "done"
+
+
+async def test_a_resume_while_waiting_replays_the_request_and_follows_the_decision(
+    start_server: StartServer, make_api: MakeApi, tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes.txt"
+    api = await make_api("alice", on=await _notes_server(start_server, notes))
+    first = _start(api, await api.new_chat(), "run_resume")
+    call_id = await _waiting_call(api, "run_resume")
+    resumed = asyncio.create_task(api.replay("run_resume", after=0))
+    await _decide(api, "run_resume", call_id, True)
+    original, replayed = await asyncio.gather(first, resumed)
+    assert [e["seq"] for e in replayed] == [e["seq"] for e in original]
+    assert [e["type"] for e in replayed if e["type"].startswith("tool_")][-3:] == [
+        "tool_approval_requested",
+        "tool_decided",
+        "tool_result",
+    ]
+    assert len(saved(notes)) == 1
