@@ -164,3 +164,33 @@ def test_two_tabs_deciding_at_once_take_one_decision(
     (effect,) = effects
     assert effect in ("done", "denied")
     assert len(_lines(notes_file)) == before + (1 if effect == "done" else 0)
+
+
+def test_regenerate_first_lists_the_actions_that_stay_done(app: Page, notes_file: Path) -> None:
+    answer, card = _ask(app)
+    run_id = answer.get_attribute("data-run-id")
+    card.locator("[data-action=approve-tool]").click()
+    expect(answer).to_have_attribute("data-status", "completed", timeout=TIMEOUT_MS)
+    asked: list[str] = []
+
+    def say_no(dialog: Any) -> None:
+        asked.append(dialog.message)
+        dialog.dismiss()
+
+    app.once("dialog", say_no)
+    answer.locator("[data-action=regenerate]").click()
+    expect(answer).to_have_attribute("data-attempt", "1")
+    assert len(asked) == 1 and "notes__save_note: done" in asked[0]
+    app.once("dialog", lambda dialog: dialog.accept())
+    with app.expect_request("**/api/respond/stream") as sent:
+        answer.locator("[data-action=regenerate]").click()
+    body = json.loads(sent.value.post_data or "{}")
+    assert body.get("retryOfRunId") == run_id
+    attempt = app.locator(f'[data-role=assistant][data-run-id="{body["runId"]}"]')
+    expect(attempt).to_have_attribute("data-attempt", "2", timeout=TIMEOUT_MS)
+    # NOTE: the new attempt asks anew (its own call); the first one's note stays saved once
+    waiting = attempt.locator('[data-tool-call-id][data-effect="awaiting_approval"]')
+    expect(waiting).to_be_visible(timeout=TIMEOUT_MS)
+    waiting.locator("[data-action=deny-tool]").click()
+    expect(attempt).to_have_attribute("data-status", "completed", timeout=TIMEOUT_MS)
+    assert [line["key"].split(":")[0] for line in _lines(notes_file)].count(run_id) == 1
