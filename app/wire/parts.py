@@ -64,6 +64,7 @@ from app.wire.protocol import (
 from app.wire.text import Text
 
 ToolStatus = Literal["streaming", "completed", "done", "error"]
+_UNLESS_NONE = Field(exclude_if=lambda value: value is None)
 ImageStatus = Literal["pending", "completed", "failed"]
 
 
@@ -142,8 +143,9 @@ class ToolCallPart:
     status: ToolStatus = "streaming"
     result: Any = None
     is_error: bool = False
-    effect: ToolEffect | None = None  # tools of MCP servers (SPEC §12); None for built-ins
-    decided_by: DecidedBy | None = None
+    # NOTE: tools of MCP servers (SPEC §12); left out of the JSON for built-ins
+    effect: Annotated[ToolEffect | None, _UNLESS_NONE] = None
+    decided_by: Annotated[DecidedBy | None, _UNLESS_NONE] = None
     type: Literal["tool_call"] = "tool_call"
 
 
