@@ -5,6 +5,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
 ARGS ?=
+# NOTE: the example notes MCP server (tools that act, docs/tools.md); RUN_CONFIG= runs without it
+RUN_CONFIG ?= examples/notes.toml
 ARGS_CLUSTER ?=
 
 .PHONY: setup run run-cluster test test-unit test-server-postgres test-server-cluster test-e2e test-e2e-cluster test-e2e-snapshot lint bench bench-cluster dist screenshots clean
@@ -26,7 +28,7 @@ setup: $(VENV)/.runtime
 	$(PY) tools/icons.py
 
 run: setup
-	$(PY) -m server --host 127.0.0.1 --port $(PORT) $(ARGS)
+	$(PY) -m server --host 127.0.0.1 --port $(PORT) $(if $(RUN_CONFIG),--config $(RUN_CONFIG)) $(ARGS)
 
 # Redis and a throwaway PostgreSQL (installed from the distribution when missing), WORKERS
 # workers on that database and a round-robin proxy on PORT; ARGS go to every worker.

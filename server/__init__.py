@@ -3,7 +3,8 @@
 One room per concept; each room imports only its own layer and those below
 (``tests/unit/test_layering.py``)::
 
-    contract, config → store → runs → turns, model, demo, scenarios → routes, http → cli, app
+    contract, config → store → runs → tools → turns, model, demo, scenarios → routes, http
+        → cli, app
 
 - ``contract/`` what every room may use: ``errors`` (``ApiError``, the JSON error answer) and
   ``jsonio`` (JSON read within limits). ``config/`` the settings (``providers``: each provider

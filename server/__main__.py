@@ -164,13 +164,16 @@ def _provider_arguments(g: argparse._ArgumentGroup) -> None:
     g.add_argument("--first-byte-timeout-s", type=float, help="wait for the response to start")
     g.add_argument("--provider-idle-timeout-s", type=float, help="longest silence mid-stream")
     g.add_argument("--max-model-calls", type=int, help="cap of model calls per turn (tool loop)")
+    g.add_argument(
+        "--approval-timeout-s", type=float, help="an acting tool's wait for approval (default 600)"
+    )
 
 
-def _providers(a: argparse.Namespace) -> tuple[tuple[ProviderSettings, ...], ProvidersFile | None]:
+def _providers(a: argparse.Namespace) -> tuple[tuple[ProviderSettings, ...], ProvidersFile]:
     """Providers from ``--config`` then ``--provider`` (and the file's other settings);
     ``SettingsError`` says what is wrong."""
     providers: list[ProviderSettings] = []
-    file = None
+    file = ProvidersFile.model_construct(max_model_calls=None)
     if a.config is not None:
         file = load_file(a.config)
         providers += file.providers
@@ -224,9 +227,9 @@ def parse_args(argv: list[str]) -> Config:
         static_root=a.static_root.resolve(),
         access_log=a.access_log,
         providers=providers,
-        max_model_calls=a.max_model_calls
-        or (file and file.max_model_calls)
-        or DEFAULT_MAX_MODEL_CALLS,
+        max_model_calls=a.max_model_calls or file.max_model_calls or DEFAULT_MAX_MODEL_CALLS,
+        mcp=file.mcp,
+        approval_timeout_s=a.approval_timeout_s or file.approval_timeout_s,
         auth=a.auth,
         trusted_user_header=a.trusted_user_header,
         trusted_proxies=tuple(a.trusted_proxy) or LOOPBACK_PROXIES,

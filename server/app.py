@@ -32,6 +32,7 @@ from server.store import runlog
 from server.store.db import open_database
 from server.store.faults import is_storage_failure
 from server.store.users import expire_sessions
+from server.tools.connections import McpServers
 
 log = logging.getLogger("riacho.app")
 _BODY_SLACK = 1024 * 1024
@@ -67,6 +68,7 @@ async def _recover(svc: Services) -> asyncio.Task[None] | None:
 def _lifecycle(svc: Services) -> Callable[[web.Application], AsyncIterator[None]]:
     async def lifecycle(_app: web.Application) -> AsyncIterator[None]:
         await svc.db.open()
+        await svc.mcp.start()
         await svc.runs.bus.start(svc.runs.on_cancel_sent)
         if svc.hooks is not None:
             await svc.hooks.start()
@@ -82,6 +84,7 @@ def _lifecycle(svc: Services) -> Callable[[web.Application], AsyncIterator[None]
         if svc.hooks is not None:
             await svc.hooks.aclose()
         await svc.catalog.aclose()
+        await svc.mcp.stop()
         await svc.db.close()
         svc.passwords.close()
 
@@ -128,6 +131,7 @@ def create_app(config: Config) -> web.Application:
         allowed_host_names(config),
         Readers(config.limits),
         hooks,
+        McpServers(config.mcp),
     )
     app[SERVICES] = svc
     app.cleanup_ctx.append(_lifecycle(svc))

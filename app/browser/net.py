@@ -34,6 +34,7 @@ from app.wire.api import (
     RespondStreamBody,
     RunInfo,
     SessionInfo,
+    ToolDecisionResult,
     encode_payload,
     parse_http_error,
 )
@@ -197,6 +198,13 @@ class BrowserApi:
 
     async def get_run(self, run_id: str) -> RunInfo:
         return RunInfo.model_validate(await self._json(f"/api/runs/{run_id}"))
+
+    async def decide_tool_call(
+        self, run_id: str, tool_call_id: str, approved: bool
+    ) -> ToolDecisionResult:
+        path = f"/api/runs/{run_id}/tool-calls/{tool_call_id}/decision"
+        answer = await self._json(path, "POST", {"approved": approved})
+        return ToolDecisionResult.model_validate(answer)
 
     async def get_chat(self, chat_id: str) -> ChatDetail:
         return ChatDetail.model_validate(await self._json(f"/api/chats/{chat_id}"))

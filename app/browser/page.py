@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 import js
 from pyodide.ffi import create_once_callable
 
-from app.browser import device
+from app.browser import device, tool_decisions
 from app.browser.code_runner import CodeRunner
 from app.browser.dom import BrowserDom
 from app.browser.edge import (
@@ -141,7 +141,9 @@ def show_models(models: Sequence[ModelInfo]) -> None:
         js_option = js.document.createElement("option")
         js_option.value = model.id
         if model.available:
-            js_option.textContent = model.label
+            note = f" — tools: {model.tools_note}" if model.tools_note else ""
+            js_option.textContent = model.label + note
+            js_option.title = model.tools_note or ""
         else:
             reason = model.unavailable_reason or "unavailable right now"
             js_option.textContent = f"{model.label} — unavailable: {reason}"
@@ -501,7 +503,9 @@ class Page:
             "edit": Act(tell("edit"), "textarea[name=edit-prompt]"),
             "cancel-edit": Act(tell("cancel-edit"), PROMPT),
             "resume": Act(tell("resume")),
-            "regenerate": Act(tell("regenerate")),
+            "regenerate": Act(self._regenerate),
+            "approve-tool": Act(lambda target, _m: tool_decisions.decide(self._api, target, True)),
+            "deny-tool": Act(lambda target, _m: tool_decisions.decide(self._api, target, False)),
             "edit-queued": Act(tell("edit-queued"), PROMPT),
             "remove-queued": Act(tell("remove-queued"), PROMPT),
             "copy": Act(lambda target, _m: self._copy_answer(target)),
@@ -526,6 +530,10 @@ class Page:
             "composer-options": Act(lambda target, _m: self._toggle_options(target)),
             "shortcuts": Act(lambda _t, _m: query("#shortcuts").showModal()),
         }
+
+    def _regenerate(self, _js_target: JsValue, message_id: str | None) -> None:
+        if tool_decisions.confirm_regenerate(self._controller, message_id):
+            self._controller.click("regenerate", message_id)
 
     def _tell_controller(self, action: PageAction) -> Handler:
         return lambda _js_target, message_id: self._controller.click(action, message_id)

@@ -31,6 +31,7 @@ from app.wire.api import (
     ModelInfo,
     RunInfo,
     SessionInfo,
+    ToolDecisionResult,
 )
 from app.wire.codes import ClientTimeoutCode
 from app.wire.errors import ChatError, TransportError
@@ -148,6 +149,11 @@ class KeptApi:
     async def get_run(self, run_id: str) -> RunInfo:
         return await self._asked(self._api.get_run(run_id))
 
+    async def decide_tool_call(
+        self, run_id: str, tool_call_id: str, approved: bool
+    ) -> ToolDecisionResult:
+        return await self._asked(self._api.decide_tool_call(run_id, tool_call_id, approved))
+
     async def rename_chat(self, chat_id: str, title: str) -> ChatSummary:
         return await self._asked(self._api.rename_chat(chat_id, title))
 
@@ -162,4 +168,3 @@ class KeptApi:
         self, file: object, on_progress: Progress | None = None
     ) -> AttachmentInfo:
         return await self._asked(self._api.upload_attachment(file, on_progress))
-

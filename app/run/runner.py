@@ -46,6 +46,7 @@ from app.state.actions import (
     StreamEnded,
     StreamFailed,
 )
+from app.state.decisions import waits_on_a_tool
 from app.state.state import ErrorInfo, GapHeld, Replaying, Resuming, RunState, State
 from app.state.store import Store
 from app.state.trace import Clock
@@ -319,10 +320,16 @@ class _Connection:
             remaining, kind = _deadline(
                 self.env.config, self.window, self.opened, self.last_event, now
             )
-            if remaining <= 0:
+            if remaining <= 0 and not self._waits_on_a_tool():
                 return kind
-            await asyncio.wait({task}, timeout=min(remaining, idle))
+            if remaining <= 0:  # NOTE: the user's decision or a tool is awaited, not the server
+                self.last_event = now
+            await asyncio.wait({task}, timeout=min(max(remaining, 0.0) or idle, idle))
         return None
+
+    def _waits_on_a_tool(self) -> bool:
+        run = self.env.run(self.run_id)
+        return run is not None and waits_on_a_tool(run.parts)
 
     async def finish(self, task: asyncio.Future[_End], fired: TimeoutKind | None) -> None:
         """Turn how the connection ended into an action; release what is still open."""

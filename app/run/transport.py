@@ -30,6 +30,7 @@ from app.wire.api import (
     RespondStreamBody,
     RunInfo,
     SessionInfo,
+    ToolDecisionResult,
 )
 from app.wire.codes import ClientTimeoutCode
 
@@ -75,6 +76,13 @@ class ChatApi(Protocol):
 
     async def get_run(self, run_id: str) -> RunInfo:
         """``GET /api/runs/{run_id}``."""
+        ...
+
+    async def decide_tool_call(
+        self, run_id: str, tool_call_id: str, approved: bool
+    ) -> ToolDecisionResult:
+        """``POST /api/runs/{run_id}/tool-calls/{tool_call_id}/decision`` (SPEC §12): the
+        decision that stands; 409 ``decision_taken`` when another one was taken first."""
         ...
 
     async def get_chat(self, chat_id: str) -> ChatDetail:

@@ -8,6 +8,7 @@ from typing import Literal
 
 from app.run.chat_stream import ChatStream, SendOptions
 from app.state.actions import ComposerAction
+from app.state.decisions import regenerate_warning
 from app.state.state import (
     ComposerState,
     ConfirmingDelete,
@@ -188,6 +189,13 @@ class Controller:
         if chat is not None and message is not None:
             index, count = chat.branch_of(message)
             self._stream.show_branch(message.id, min(max(index + step, 0), count - 1))
+
+    def regenerate_warning(self, message_id: str) -> str | None:
+        """What to confirm before regenerating ``message_id``: the actions that stay done."""
+        chat = self._stream.get_state().active_chat
+        message = None if chat is None else chat.find_message(message_id)
+        run = None if chat is None or message is None else chat.shown_run(message)
+        return None if run is None else regenerate_warning(run.parts)
 
     def _copy(self, message_id: str) -> None:
         chat = self._stream.get_state().active_chat

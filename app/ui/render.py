@@ -7,13 +7,12 @@ part appeared; the other parts (thinking, tool calls, images, markers) keep thei
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
 from html import escape
-from typing import Any, Final
+from typing import Final
 
 from app.state.outbox import QueuedPrompt, waiting_in
 from app.state.state import (
@@ -28,6 +27,7 @@ from app.state.state import (
 )
 from app.state.trace import format_trace
 from app.ui.markdown import is_safe_image
+from app.ui.tool_card import TOOL_WORDS, tool_call_html, tool_status_words  # noqa: F401
 from app.wire.api import AttachmentInfo, human_size
 from app.wire.hooks import PageAction
 from app.wire.parts import (
@@ -110,6 +110,8 @@ ERROR_TEXT = {
     "attachment_type_unsupported": "That kind of file cannot be attached.",
     "chat_error": "Something went wrong with this answer.",
     "conflict": "Another request changed this chat at the same moment; send again.",
+    "decision_taken": "That action was already decided elsewhere; the first decision stands.",
+    "tool_call_not_found": "That action no longer waits for a decision.",
     "events_expired": "The rest of this answer is no longer kept on the server; regenerate it.",
     "http_error": "The server answered with an error.",
     "method_not_allowed": "The server does not accept that request.",
@@ -621,49 +623,6 @@ def thinking_label(part: ThinkingPart, *, still_open: bool) -> str:
         return "Thoughts"
     seconds = round(duration / 1000)
     return "Thought for less than a second" if seconds < 1 else f"Thought for {seconds} s"
-
-
-TOOL_WORDS: Final = {
-    "streaming": "Preparing…",
-    "completed": "Running…",
-    "done": "Done",
-    "error": "Failed",
-}
-"""A tool call's status in words (the ``data-tool-status`` hook keeps the state's name)."""
-
-
-def tool_status_words(part: ToolCallPart, *, run_live: bool) -> str:
-    """The same words from start to end; a call the answer left unfinished says so."""
-    if not run_live and part.status in ("streaming", "completed"):
-        return "Not finished"
-    return TOOL_WORDS[part.status]
-
-
-def _json_text(value: Any) -> str:
-    try:
-        return json.dumps(value, indent=2, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def tool_call_html(part: ToolCallPart, *, run_live: bool = True) -> str:
-    """A tool call: name, live arguments, status, result."""
-    result = ""
-    if part.status in ("done", "error"):
-        kind = "tool-result error" if part.is_error else "tool-result"
-        result = (
-            '<details class="tool-result-box"><summary>Result</summary>'
-            f'<pre class="{kind}" tabindex="0">{escape(_json_text(part.result))}</pre></details>'
-        )
-    return (
-        f'<div class="tool-call"{attr("data-tool-call-id", part.tool_call_id)}'
-        f"{attr('data-tool-status', part.status)}>"
-        f'<div class="tool-head"><span class="tool-name">{escape(part.tool_name or "tool")}</span>'
-        f' <span class="tool-status">{escape(tool_status_words(part, run_live=run_live))}'
-        "</span></div>"
-        f'<pre class="tool-args" tabindex="0" aria-label="Arguments">'
-        f"{escape(_json_text(dict(part.arguments)))}</pre>{result}</div>"
-    )
 
 
 def image_html(part: ImagePart) -> str:

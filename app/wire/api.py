@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.wire.codes import ClientTimeoutCode
 from app.wire.errors import HttpStatusError
-from app.wire.protocol import CAMEL_CONFIG, NonEmptyStr, Severity, StopReason
+from app.wire.protocol import CAMEL_CONFIG, NonEmptyStr, Severity, StopReason, ToolEffect
 
 ServerRunStatus = Literal["running", "completed", "cancelled", "failed", "interrupted"]
 ReasoningEffort = Literal["low", "medium", "high"]
@@ -102,6 +102,33 @@ class RunInfo(_Payload):
     attempt: int = Field(ge=1)
     expired: bool = False
     reason: str | None = None
+    waiting_for: WaitingFor | None = None
+
+
+class WaitingFor(_Payload):
+    """What a running run waits for (SPEC §12): the user's decision on a tool call (or, for
+    code that runs in the page, the client)."""
+
+    kind: Literal["approval", "client"]
+    tool_call_id: str
+
+
+class ToolDecisionBody(_Payload):
+    """``POST /api/runs/{runId}/tool-calls/{toolCallId}/decision``."""
+
+    approved: bool
+    reason: str | None = Field(default=None, max_length=500)
+
+
+ToolDecision = Literal["approved", "denied"]
+
+
+class ToolDecisionResult(_Payload):
+    """The decision that stands on the call (the first one taken), and the call's effect."""
+
+    tool_call_id: str
+    decision: ToolDecision
+    effect: ToolEffect
 
 
 class CancelResult(_Payload):
@@ -191,6 +218,8 @@ class ModelInfo(_Payload):
     supports_thinking: bool
     supports_tools: bool
     unavailable_reason: str | None = None  # why ``available`` is false, in words
+    # NOTE: an MCP server whose tools it would be offered is down (left off the wire if none)
+    tools_note: str | None = Field(default=None, exclude_if=lambda value: value is None)
     first_event_wait_ms: int | None = Field(default=None, ge=0)
     idle_wait_ms: int | None = Field(default=None, ge=0)
     """How long the server itself waits for this model's first output, and between outputs,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Final, Literal, TypeGuard, get_args
 
 PageAction = Literal[
+    "approve-tool",
     "attempt-next",
     "attempt-prev",
     "branch-next",
@@ -26,6 +27,7 @@ PageAction = Literal[
     "copy",
     "copy-code",
     "delete-chat",
+    "deny-tool",
     "dismiss-error",
     "dismiss-toast",
     "edit",

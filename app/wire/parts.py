@@ -41,6 +41,7 @@ from pydantic.alias_generators import to_camel
 
 from app.wire.protocol import (
     ContinuationTransitionEvent,
+    DecidedBy,
     DoneEvent,
     ErrorEvent,
     ImageGenerationCompletedEvent,
@@ -51,15 +52,19 @@ from app.wire.protocol import (
     TextEvent,
     ThinkingEvent,
     ThinkingStartEvent,
+    ToolApprovalRequestedEvent,
     ToolCallArgumentsDeltaEvent,
     ToolCallCompletedEvent,
     ToolCallStartedEvent,
+    ToolDecidedEvent,
+    ToolEffect,
     ToolResultEvent,
     parse_partial_arguments,
 )
 from app.wire.text import Text
 
 ToolStatus = Literal["streaming", "completed", "done", "error"]
+_UNLESS_NONE = Field(exclude_if=lambda value: value is None)
 ImageStatus = Literal["pending", "completed", "failed"]
 
 
@@ -138,6 +143,9 @@ class ToolCallPart:
     status: ToolStatus = "streaming"
     result: Any = None
     is_error: bool = False
+    # NOTE: tools of MCP servers (SPEC §12); left out of the JSON for built-ins
+    effect: Annotated[ToolEffect | None, _UNLESS_NONE] = None
+    decided_by: Annotated[DecidedBy | None, _UNLESS_NONE] = None
     type: Literal["tool_call"] = "tool_call"
 
 
@@ -187,6 +195,8 @@ ContentEvent = (
     | ToolCallArgumentsDeltaEvent
     | ToolCallCompletedEvent
     | ToolResultEvent
+    | ToolApprovalRequestedEvent
+    | ToolDecidedEvent
     | ImageGenerationStartedEvent
     | ImageGenerationCompletedEvent
     | ImageGenerationFailedEvent
@@ -202,6 +212,8 @@ CONTENT_EVENTS = (
     ToolCallArgumentsDeltaEvent,
     ToolCallCompletedEvent,
     ToolResultEvent,
+    ToolApprovalRequestedEvent,
+    ToolDecidedEvent,
     ImageGenerationStartedEvent,
     ImageGenerationCompletedEvent,
     ImageGenerationFailedEvent,
@@ -295,6 +307,8 @@ def apply_content(parts: Parts, event: ContentEvent) -> Parts:
             return _tool_progress(parts, event)
         case ToolCallCompletedEvent() | ToolResultEvent():
             return _tool_end(parts, event)
+        case ToolApprovalRequestedEvent() | ToolDecidedEvent():
+            return _tool_decision(parts, event)
         case ImageGenerationStartedEvent() | ImageGenerationCompletedEvent():
             return _image(parts, event)
         case ImageGenerationFailedEvent(image_id=image_id, error=error):
@@ -380,7 +394,27 @@ def _tool_end(parts: Parts, event: ToolCallCompletedEvent | ToolResultEvent) -> 
         result=event.result,
         is_error=event.is_error,
         status=status,
+        effect=event.effect,
     )
+
+
+def _tool_decision(parts: Parts, event: ToolApprovalRequestedEvent | ToolDecidedEvent) -> Parts:
+    if isinstance(event, ToolApprovalRequestedEvent):
+        return _update(
+            parts,
+            ToolCallPart,
+            event.tool_call_id,
+            tool_name=event.tool_name,
+            arguments=event.arguments,
+            status="completed",
+            effect="awaiting_approval",
+        )
+    index = _find(parts, ToolCallPart, event.tool_call_id)
+    current = parts[index] if index is not None else None
+    if isinstance(current, ToolCallPart) and current.status in ("done", "error"):
+        return parts  # NOTE: the result already said what happened
+    effect: ToolEffect = "running" if event.approved else "denied"
+    return _update(parts, ToolCallPart, event.tool_call_id, effect=effect, decided_by=event.by)
 
 
 def _image(

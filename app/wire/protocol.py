@@ -126,13 +126,39 @@ class ToolCallCompletedEvent(EventBase):
     arguments: dict[str, Any]
 
 
+ToolEffect = Literal["none", "awaiting_approval", "denied", "running", "done", "failed", "unknown"]
+"""What a call did to the world (SPEC §12): ``none`` for a read-only tool; ``unknown`` when it
+ran and did not answer (it may have happened)."""
+DecidedBy = Literal["user", "timeout", "stop"]
+
+
+class ToolApprovalRequestedEvent(EventBase):
+    """A tool that acts waits for the user's Approve / Deny (SPEC §12)."""
+
+    type: Literal["tool_approval_requested"] = "tool_approval_requested"
+    tool_call_id: str
+    tool_name: str
+    arguments: dict[str, Any]
+
+
+class ToolDecidedEvent(EventBase):
+    """The first decision on a waiting call: the user's, the deadline's or Stop's."""
+
+    type: Literal["tool_decided"] = "tool_decided"
+    tool_call_id: str
+    approved: bool
+    by: DecidedBy
+
+
 class ToolResultEvent(EventBase):
-    """The result of one tool call (any JSON value)."""
+    """The result of one tool call (any JSON value) and, for tools of MCP servers, its effect."""
 
     type: Literal["tool_result"] = "tool_result"
     tool_call_id: str
     result: JsonValue
     is_error: bool = False
+    # NOTE: left off the wire when absent (a built-in tool's result reads as it always did).
+    effect: ToolEffect | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 class ImageGenerationStartedEvent(EventBase):
@@ -240,6 +266,8 @@ StreamEvent = Annotated[
     | ToolCallArgumentsDeltaEvent
     | ToolCallCompletedEvent
     | ToolResultEvent
+    | ToolApprovalRequestedEvent
+    | ToolDecidedEvent
     | ImageGenerationStartedEvent
     | ImageGenerationCompletedEvent
     | ImageGenerationFailedEvent

@@ -18,6 +18,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from server.config.tools import DEFAULT_APPROVAL_TIMEOUT_S, McpSettings, check_unique_names
+
 ProviderKind = Literal["openai-chat", "openai-responses", "anthropic", "google"]
 PROVIDER_KINDS: tuple[ProviderKind, ...] = (
     "openai-chat",
@@ -115,13 +117,23 @@ class ProviderSettings(BaseModel):
 
 
 class ProvidersFile(BaseModel):
-    """The ``--config`` TOML file: ``[[providers]]`` tables with ``[[providers.models]]``."""
+    """The ``--config`` TOML file: ``[[providers]]`` tables with ``[[providers.models]]``, and
+    ``[[mcp]]`` tables (the MCP servers whose tools models may call: server/config/tools.py)."""
 
     model_config = _STRICT
 
     max_model_calls: int | None = Field(default=None, ge=1, le=50)
     public_urls: tuple[Annotated[str, Field(pattern=r"^https?://[^/?#]+")], ...] = ()
-    providers: tuple[ProviderSettings, ...] = Field(min_length=1)
+    approval_timeout_s: float = Field(default=DEFAULT_APPROVAL_TIMEOUT_S, gt=0)
+    providers: tuple[ProviderSettings, ...] = ()
+    mcp: tuple[McpSettings, ...] = ()
+
+    @model_validator(mode="after")
+    def _something_configured(self) -> ProvidersFile:
+        if not self.providers and not self.mcp:
+            raise ValueError("name at least one [[providers]] or [[mcp]] table")
+        check_unique_names(self.mcp)
+        return self
 
 
 def load_file(path: Path) -> ProvidersFile:

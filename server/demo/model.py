@@ -28,6 +28,7 @@ from app.wire.protocol import (
     ToolResultEvent,
     UserMessageIdEvent,
 )
+from server.demo import actions
 from server.demo import text as demo_text
 from server.model.catalog import DemoModel
 from server.model.continuation import model_switch_events, replay_recovered
@@ -35,6 +36,7 @@ from server.model.tools import painted_image
 from server.runs.drafts import answer_endings, draft
 from server.runs.registry import Endings
 from server.store.db import Database
+from server.tools.calls import ToolRoom
 from server.turns.context import ContextUsage, chat_usage, context_info_event, estimate_tokens
 from server.turns.start import Turn
 
@@ -63,6 +65,8 @@ class DemoTurn:
     previous_model_label: str | None = None
     attachments: list[str] = field(default_factory=list)
     usage: Callable[[str], Awaitable[ContextUsage]] = _no_usage
+    room: ToolRoom | None = None  # MCP tools (server/demo/actions.py: a note to save)
+    said: list[str] = field(default_factory=list)  # what a tool that acted did, in words
 
 
 def endings(turn: DemoTurn) -> Endings:
@@ -80,6 +84,7 @@ async def play(turn: DemoTurn) -> AsyncIterator[StreamEvent]:
         async for event in phase or _nothing():
             yield event
     answer, stop_reason = _answer(turn)
+    answer = "".join(f"{line}\n\n" for line in turn.said) + answer
     async for event in _type(turn, TextEvent, answer):
         yield event
     if turn.previous_model_label:
@@ -117,6 +122,18 @@ async def _think(turn: DemoTurn) -> AsyncIterator[StreamEvent]:
 
 
 async def _use_tools(turn: DemoTurn) -> AsyncIterator[StreamEvent]:
+    tool = actions.note_tool(turn.room, turn.prompt)
+    if tool is not None and turn.room is not None:
+        text = actions.note_text(turn.prompt)
+        call_id = "call_note_1"
+        async for event in _tool_call(turn, call_id, tool.qualified_name, {"text": text}):
+            yield event
+        async for item in actions.save_note(turn.room, tool, call_id, text):
+            if isinstance(item, str):
+                turn.said.append(item)
+            else:
+                yield item
+        return
     looping = "loop" in turn.prompt.lower()
     for index in range(1, (TOOL_LOOP_CAP if looping else 1) + 1):
         query = " ".join(turn.prompt.split()[:8]) or "attachment"
@@ -185,7 +202,13 @@ async def _image(turn: DemoTurn) -> AsyncIterator[StreamEvent]:
 
 
 def demo_turn_for(
-    db: Database, turn: Turn, body: RespondStreamBody, *, token_ms: float, context_window: int
+    db: Database,
+    turn: Turn,
+    body: RespondStreamBody,
+    *,
+    token_ms: float,
+    context_window: int,
+    room: ToolRoom | None = None,
 ) -> DemoTurn:
     """The demo's turn of a checked ``turn`` (its model is a demo model)."""
     model = turn.model
@@ -208,4 +231,5 @@ def demo_turn_for(
         previous_model_label=turn.previous_model_label,
         attachments=[str(a["name"]) for a in turn.attachments],
         usage=usage,
+        room=room,
     )

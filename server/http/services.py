@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from aiohttp import web
 
@@ -14,13 +14,15 @@ from server.runs.readers import Readers
 from server.runs.registry import RunRegistry
 from server.scenarios.hooks import TestHooks
 from server.store.db import Database
+from server.tools.approvals import DecisionBell
+from server.tools.connections import McpServers
 
 
 @dataclass(slots=True)
 class Services:
     """Configuration, database, run registry, the models offered, the password checks and
-    their throttle and (with ``--test-hooks``)
-    the test hooks' state."""
+    their throttle, the server's host names, the readers of runs, (with ``--test-hooks``) the
+    test hooks' state, and the MCP servers connected."""
 
     config: Config
     db: Database
@@ -31,6 +33,8 @@ class Services:
     allowed_hosts: frozenset[str]
     readers: Readers
     hooks: TestHooks | None = None
+    mcp: McpServers = field(default_factory=lambda: McpServers(()))
+    bell: DecisionBell = field(default_factory=DecisionBell)
 
 
 SERVICES = web.AppKey("services", Services)

@@ -55,6 +55,7 @@ from server.model.providers.common import retry_after_header
 from server.model.tools import ToolOutcome, run_tool
 from server.runs.drafts import answer_endings, draft
 from server.runs.registry import Endings
+from server.tools.calls import ToolRoom
 from server.turns.context import ContextUsage, context_info_event
 
 Opened = asyncio.Future[ProviderFailure | None]
@@ -73,6 +74,7 @@ class ModelTurn:
     # NOTE: called with each model call's record once the call ended (persisted with the
     # answer, so the next turn can send the provider what it needs: server/model/conversation.py)
     keep_step: Callable[[StepRecord], Awaitable[None]] | None = None
+    room: ToolRoom | None = None  # the MCP servers' tools, their approvals and ledger
 
 
 class ToolCallIds:
@@ -197,7 +199,7 @@ async def _call_tool(
     outcome = _not_run(call, turn, end) if not runs else _invalid_arguments(call)
     if outcome is None:
         image_id = f"img_{turn.message_id}_{len(outputs) + 1}_{call.id}"
-        async for item in run_tool(call, image_id):
+        async for item in run_tool(call, image_id, turn.room):
             if isinstance(item, ToolOutcome):
                 outcome = item
             else:
@@ -206,7 +208,11 @@ async def _call_tool(
     output = json.dumps(outcome.result, ensure_ascii=False)
     outputs.append(ToolOutput(call, output, outcome.is_error))
     yield draft(
-        ToolResultEvent, tool_call_id=call.id, result=outcome.result, is_error=outcome.is_error
+        ToolResultEvent,
+        tool_call_id=call.id,
+        result=outcome.result,
+        is_error=outcome.is_error,
+        effect=outcome.effect,
     )
 
 

@@ -1,4 +1,5 @@
-"""The tools a real model is offered (``toolIntent: true``): calculator, clock, image painter.
+"""The tools a real model is offered (``toolIntent: true``): calculator, clock, image painter,
+and the tools of the MCP servers that are up (``server/tools``: approval, at most once).
 
 ``run_tool(call, image_id)`` yields the contract events a tool shows on its way (an image's
 ``image_generation_*``) and ends with one :class:`ToolOutcome`; the agentic loop turns that into
@@ -24,10 +25,12 @@ from app.wire.protocol import (
     ImageGenerationCompletedEvent,
     ImageGenerationStartedEvent,
     StreamEvent,
+    ToolEffect,
 )
 from server.model.png import paint_landscape, png_data_url
 from server.model.providers.base import ToolCall, ToolSpec
 from server.runs.drafts import draft
+from server.tools.calls import CallOutcome, ToolRoom, run_call
 
 MAX_EXPRESSION_CHARS = 1000
 MAX_INT_BITS = 4096
@@ -39,6 +42,7 @@ class ToolOutcome:
 
     result: JsonValue
     is_error: bool = False
+    effect: ToolEffect | None = None  # a tool of an MCP server: what it did (SPEC §12)
 
 
 CALCULATOR = ToolSpec(
@@ -72,17 +76,44 @@ GENERATE_IMAGE = ToolSpec(
 TOOLS: tuple[ToolSpec, ...] = (CALCULATOR, CURRENT_TIME, GENERATE_IMAGE)
 
 
-async def run_tool(call: ToolCall, image_id: str) -> AsyncIterator[StreamEvent | ToolOutcome]:
+def offered(room: ToolRoom | None) -> tuple[ToolSpec, ...]:
+    """The built-ins, and the tools of the MCP servers that are up now."""
+    if room is None:
+        return TOOLS
+    mcp = tuple(
+        ToolSpec(tool.qualified_name, f"[{tool.server}] {tool.description}", tool.parameters)
+        for tool in room.servers.tools()
+    )
+    return (*TOOLS, *mcp)
+
+
+async def run_tool(
+    call: ToolCall, image_id: str, room: ToolRoom | None = None
+) -> AsyncIterator[StreamEvent | ToolOutcome]:
     """Run one tool call: its events, then exactly one outcome."""
+    mcp_tool = room.servers.find(call.name) if room is not None else None
+    if room is not None and mcp_tool is not None:
+        async for step in run_call(room, mcp_tool, call.id, dict(call.arguments)):
+            if isinstance(step, CallOutcome):
+                yield ToolOutcome(step.result, step.is_error, step.effect)
+            else:
+                yield step
+        return
     if call.name == GENERATE_IMAGE.name:
         async for item in _generate_image(call, image_id):
             yield item
         return
     simple = _SIMPLE_TOOLS.get(call.name)
     if simple is None:
-        yield ToolOutcome({"error": f"unknown tool {call.name!r}"}, is_error=True)
+        down = f" (its MCP server is down: {_why_down(room, call.name)})" if room else ""
+        yield ToolOutcome({"error": f"unknown tool {call.name!r}{down}"}, is_error=True)
         return
     yield simple(call.arguments)
+
+
+def _why_down(room: ToolRoom, name: str) -> str:
+    server = name.split("__", 1)[0]
+    return room.servers.down().get(server, "not configured")
 
 
 # --- calculator ------------------------------------------------------------------------------

@@ -11,9 +11,10 @@ from server.model.catalog import ProviderModel
 from server.model.conversation import chat_history, merge_user_runs, user_message
 from server.model.loop import ModelTurn
 from server.model.providers.base import ModelCall, StepRecord
-from server.model.tools import TOOLS
+from server.model.tools import offered
 from server.store.db import Database
 from server.store.messages import save_steps
+from server.tools.calls import ToolRoom
 from server.turns.start import Turn
 
 
@@ -25,9 +26,10 @@ async def model_turn_for(
     *,
     max_model_calls: int,
     notes: list[str],
+    room: ToolRoom | None = None,
 ) -> ModelTurn:
     """The model turn of ``turn`` (what could not be sent as stored is said in ``notes``)."""
-    tools = TOOLS if body.tool_intent and model.info.supports_tools else ()
+    tools = offered(room) if body.tool_intent and model.info.supports_tools else ()
     history = await chat_history(
         db,
         turn.meta.chat_id,
@@ -55,6 +57,7 @@ async def model_turn_for(
         max_model_calls=max_model_calls,
         previous_model_label=turn.previous_model_label,
         keep_step=step_keeper(db, turn.meta.message_id),
+        room=room,
     )
 
 

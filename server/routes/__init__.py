@@ -17,6 +17,7 @@ from server.routes.misc import get_attachment, list_models, upload_attachment
 from server.routes.respond import respond_stream
 from server.routes.runs import cancel_run, get_run, run_events
 from server.routes.test_hooks import queue_scenario, reset, run_trace
+from server.routes.tool_calls import decide_tool_call, list_tool_calls
 
 
 def api_routes() -> list[web.RouteDef]:
@@ -37,6 +38,8 @@ def api_routes() -> list[web.RouteDef]:
         web.get("/api/runs/{run_id}", get_run),
         web.post("/api/runs/{run_id}/cancel", cancel_run),
         web.get("/api/runs/{run_id}/events", run_events),
+        web.get("/api/runs/{run_id}/tool-calls", list_tool_calls),
+        web.post("/api/runs/{run_id}/tool-calls/{tool_call_id}/decision", decide_tool_call),
         web.post("/api/attachments", upload_attachment),
         web.get("/api/attachments/{attachment_id}", get_attachment),
     ]

@@ -16,6 +16,7 @@ from server.model.catalog import ProviderModel
 from server.model.compaction import compact_with_model
 from server.model.loop import pre_stream_error
 from server.model.providers.base import ProviderFailure
+from server.routes.tool_calls import with_ledger_effects
 from server.store import chats
 from server.store.db import Database, Row, iso, new_id, now
 from server.store.messages import chat_message_rows
@@ -122,7 +123,9 @@ async def get_chat(request: web.Request) -> web.Response:
         title=summary.title,
         created_at=summary.created_at,
         updated_at=summary.updated_at,
-        messages=await chat_messages(svc.db, row["id"]),
+        messages=await with_ledger_effects(
+            svc.db, row["id"], current_user(request), await chat_messages(svc.db, row["id"])
+        ),
         context_info=ContextUsagePayload(**usage.fields()),
         model_id=row["last_model_id"],
     )

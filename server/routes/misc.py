@@ -17,11 +17,19 @@ from server.http.auth import current_user
 from server.http.services import services
 from server.store.attachments import add_attachment, attachment_file
 from server.store.db import new_id, now
+from server.tools.connections import tools_note
 
 
 async def list_models(request: web.Request) -> web.Response:
     """``GET /api/models``."""
-    return answer_payload(services(request).catalog.infos())
+    svc = services(request)
+    note = tools_note(svc.mcp)
+    infos = svc.catalog.infos()
+    if note is not None:
+        infos = [
+            i.model_copy(update={"tools_note": note}) if i.supports_tools else i for i in infos
+        ]
+    return answer_payload(infos)
 
 
 # NOTE: aiohttp's multipart reader raises these for a malformed body or part header.

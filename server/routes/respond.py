@@ -36,6 +36,7 @@ from server.runs.registry import emit_all
 from server.runs.stream import follow_run, open_sse
 from server.scenarios.player import stream_scenario
 from server.store.db import new_id
+from server.tools.calls import ToolRoom, noting_down_servers
 from server.turns.context import save_model_usage
 from server.turns.start import Turn, check_turn, create_rows, discard_rows, touch_chat
 
@@ -70,8 +71,9 @@ async def respond_stream(request: web.Request) -> web.StreamResponse:
             body,
             token_ms=svc.config.demo_token_ms,
             context_window=svc.config.context_window_tokens,
+            room=tool_room(svc, run),
         )
-        events = _emit_coalesced(svc, run, demo.play(demo_turn))
+        events = _emit_coalesced(svc, run, _tools_said(svc, body, demo.play(demo_turn)))
         svc.runs.start(run, events, demo.endings(demo_turn))
     response = await open_sse(request)
     await follow_run(svc.runs, run, response, after=0)
@@ -92,10 +94,12 @@ async def _start_model_run(
         body,
         max_model_calls=svc.config.max_model_calls,
         notes=run.trace.history_notes,
+        room=tool_room(svc, run),
     )
     for note in run.trace.history_notes:
         log.info("history run=%s: %s", run.run_id, note)
-    events = _emit_coalesced(svc, run, model_turn.play(answer, opened), _usage_saver(svc, run))
+    played = _tools_said(svc, body, model_turn.play(answer, opened))
+    events = _emit_coalesced(svc, run, played, _usage_saver(svc, run))
     svc.runs.start(run, events, model_turn.endings(answer))
     failure = await _accepted(run, opened, svc.config.accept_wait_s)
     if failure is None:
@@ -134,6 +138,18 @@ async def _emit_coalesced(
     finally:
         if isinstance(merged, AsyncGenerator):
             await merged.aclose()
+
+
+def _tools_said(
+    svc: Services, body: RespondStreamBody, events: AsyncIterator[StreamEvent]
+) -> AsyncIterator[StreamEvent]:
+    """With Tools on, a run says which MCP servers are down."""
+    return noting_down_servers(svc.mcp, events) if body.tool_intent else events
+
+
+def tool_room(svc: Services, run: LiveRun) -> ToolRoom:
+    """What the run's calls of MCP tools need: servers, ledger, decisions, deadline."""
+    return ToolRoom(svc.db, svc.mcp, svc.bell, run.key, run.run_id, svc.config.approval_timeout_s)
 
 
 def _usage_saver(svc: Services, run: LiveRun) -> Callable[[StreamEvent], Awaitable[None]]:

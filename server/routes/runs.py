@@ -13,6 +13,7 @@ from server.contract.errors import ApiError
 from server.contract.jsonio import answer_payload, read_json_body
 from server.http.auth import current_user
 from server.http.services import Services, services
+from server.routes.tool_calls import waiting_for
 from server.runs.remote import follow_elsewhere
 from server.runs.stream import follow_run, open_sse, write_frames
 from server.store import runlog
@@ -37,6 +38,7 @@ async def run_info(svc: Services, row: Row) -> RunInfo:
         attempt=row["attempt"],
         expired=runlog.is_expired(row, svc.config.retention_s),
         reason=row["reason"],
+        waiting_for=await waiting_for(svc.db, row["id"]) if row["status"] == "running" else None,
     )
 
 

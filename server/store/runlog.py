@@ -21,6 +21,7 @@ from app.wire.protocol import (
     end_error,
     parse_event,
 )
+from server.store import tool_calls
 from server.store.db import Database, Row, now
 
 
@@ -245,6 +246,8 @@ async def interrupt(
         assert row_id is not None  # NOTE: still running in this transaction
         await _save_progress(db, run_id, row["message_id"], seq, answer.parts)
         await _finish(db, run_id, row["message_id"], "interrupted", reason, None)
+        # NOTE: its tool calls end with it: a running one may have acted (``unknown``).
+        await tool_calls.lose_open_calls(db, run_id, "the worker ended before the tool answered")
     return row_id, frame
 
 

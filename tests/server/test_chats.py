@@ -62,6 +62,7 @@ async def test_chat_detail_has_messages_with_parts_status_run_and_attempt(api: A
         "attempt": 1,
         "expired": False,
         "reason": None,
+        "waitingFor": None,
     }
 
 

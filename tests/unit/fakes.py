@@ -26,6 +26,7 @@ from app.wire.api import (
     RunInfo,
     ServerRunStatus,
     SessionInfo,
+    ToolDecisionResult,
 )
 from app.wire.codes import ClientTimeoutCode
 from app.wire.errors import ChatError, HttpStatusError, TransportError
@@ -126,6 +127,14 @@ class FakeTransport:
         if isinstance(answer, ChatError):
             raise answer
         return CancelResult(run_id=run_id, status=answer)
+
+    async def decide_tool_call(
+        self, run_id: str, tool_call_id: str, approved: bool
+    ) -> ToolDecisionResult:
+        decision = "approved" if approved else "denied"
+        return ToolDecisionResult(
+            tool_call_id=tool_call_id, decision=decision, effect="running" if approved else "denied"
+        )
 
     async def get_run(self, run_id: str) -> RunInfo:
         self.polled.append(run_id)

@@ -20,6 +20,7 @@ from app.wire.api import (
     RespondStreamBody,
     RunInfo,
     SessionInfo,
+    ToolDecisionResult,
     encode_payload,
     human_size,
     parse_http_error,
@@ -132,6 +133,7 @@ PAYLOADS: list[tuple[type[BaseModel], Wire]] = [
             "attempt": 2,
             "expired": True,
             "reason": "server_restarted",
+            "waitingFor": None,
         },
     ),
     (CancelResult, {"runId": "run_1", "status": "cancelled"}),
@@ -240,6 +242,26 @@ PAYLOADS: list[tuple[type[BaseModel], Wire]] = [
             },
         },
     ),
+]
+
+
+# NOTE: tools that act (SPEC §12); after the others, whose places the tests below name
+PAYLOADS += [
+    (
+        RunInfo,
+        {
+            "runId": "run_2",
+            "chatId": "c1",
+            "messageId": "m2",
+            "status": "running",
+            "lastSeq": 7,
+            "attempt": 1,
+            "expired": False,
+            "reason": None,
+            "waitingFor": {"kind": "approval", "toolCallId": "call_note_1"},
+        },
+    ),
+    (ToolDecisionResult, {"toolCallId": "c", "decision": "denied", "effect": "denied"}),
 ]
 
 

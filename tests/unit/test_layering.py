@@ -9,7 +9,8 @@ import is absolute and at module level, so these checks see all of them.
 
 The server's rooms are layered the same way (see ``server/__init__.py``)::
 
-    contract, config → store → runs → turns, model, demo, scenarios → routes, http → cli, app
+    contract, config → store → runs → tools → turns, model, demo, scenarios → routes, http
+        → cli, app
 
 """
 
@@ -37,6 +38,7 @@ SERVER_LAYERS = [
     {"contract", "config"},  # what every room may use: the error answer, JSON, settings
     {"store"},  # all SQL
     {"runs"},  # runs as they go: the registry, the log's readers, the buses
+    {"tools"},  # tools that act: MCP connections, approvals, effects at most once
     {"turns", "model", "demo", "scenarios"},  # what makes an answer
     {"routes", "http"},  # the API, and the HTTP shell around it
     {"cli", "app", "__main__"},  # wiring and tools
@@ -213,9 +215,10 @@ def test_all_sql_is_in_the_store(module: str) -> None:
     [
         ("store/db.py", 1),
         ("server.runs.registry", 2),
-        ("model/providers/openai_chat.py", 3),
-        ("server.routes", 4),
-        ("__main__.py", 5),
+        ("server.tools.connections", 3),
+        ("model/providers/openai_chat.py", 4),
+        ("server.routes", 5),
+        ("__main__.py", 6),
     ],
 )
 def test_server_layer_of_paths_and_names(module: str, layer: int) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from app.wire.parts import (
+    PARTS_ADAPTER,
     ContentEvent,
     ContinuationPart,
     ImagePart,
@@ -197,3 +198,51 @@ def test_applying_to_an_old_version_leaves_newer_ones_alone() -> None:
     base = build(ev("text", text="a"))
     one, two = apply_content(base, ev("text", text="1")), apply_content(base, ev("text", text="2"))
     assert (answer_text(base), answer_text(one), answer_text(two)) == ("a", "a1", "a2")
+
+
+@pytest.mark.parametrize(
+    ("events", "effect", "decided_by"),
+    [
+        pytest.param(
+            [ev("tool_approval_requested", toolCallId="c", toolName="n__s", arguments={"a": 1})],
+            "awaiting_approval",
+            None,
+            id="waiting",
+        ),
+        pytest.param(
+            [
+                ev("tool_approval_requested", toolCallId="c", toolName="n__s", arguments={}),
+                ev("tool_decided", toolCallId="c", approved=False, by="stop"),
+            ],
+            "denied",
+            "stop",
+            id="denied-by-stop",
+        ),
+        pytest.param(
+            [
+                ev("tool_approval_requested", toolCallId="c", toolName="n__s", arguments={}),
+                ev("tool_decided", toolCallId="c", approved=True, by="user"),
+                ev("tool_result", toolCallId="c", result={}, isError=True, effect="unknown"),
+            ],
+            "unknown",
+            "user",
+            id="approved-then-unknown",
+        ),
+        pytest.param(
+            [
+                ev("tool_result", toolCallId="c", result={}, effect="done"),
+                ev("tool_decided", toolCallId="c", approved=False, by="timeout"),
+            ],
+            "done",
+            None,
+            id="a-result-is-not-undone-by-a-late-decision",
+        ),
+    ],
+)
+def test_tool_effect_folds_from_approval_decision_and_result(
+    events: list[ContentEvent], effect: str, decided_by: str | None
+) -> None:
+    (part,) = build(*events)
+    assert isinstance(part, ToolCallPart)
+    assert (part.effect, part.decided_by) == (effect, decided_by)
+    assert PARTS_ADAPTER.validate_python(PARTS_ADAPTER.dump_python([part])) == [part]

@@ -30,9 +30,11 @@ from app.wire.protocol import (
     TextEvent,
     ThinkingEvent,
     ThinkingStartEvent,
+    ToolApprovalRequestedEvent,
     ToolCallArgumentsDeltaEvent,
     ToolCallCompletedEvent,
     ToolCallStartedEvent,
+    ToolDecidedEvent,
     ToolResultEvent,
     UserMessageIdEvent,
     encode_event,
@@ -125,6 +127,16 @@ FULL_EVENTS: list[tuple[Wire, type[EventBase]]] = [
         wire("system_event", kind="tool_loop_exhausted", message="Too many tool calls"),
         SystemEventEvent,
     ),
+    (
+        wire(
+            "tool_approval_requested",
+            toolCallId="c1",
+            toolName="notes__save_note",
+            arguments={"text": "river high"},
+        ),
+        ToolApprovalRequestedEvent,
+    ),
+    (wire("tool_decided", toolCallId="c1", approved=False, by="timeout"), ToolDecidedEvent),
     (wire("done", messageId="msg_2", stopReason="length") | {"done": True}, DoneEvent),
     (wire("error", error="provider exploded", code="provider_error") | {"done": True}, ErrorEvent),
 ]

@@ -709,3 +709,26 @@ async def test_tool_call_arguments_grow_with_one_character_deltas() -> None:
     assert isinstance(part, ToolCallPart)
     assert (part.status, part.arguments_text) == ("done", arguments)
     assert (part.arguments, part.result) == ({"query": "rio", "n": 12, "lang": "pt"}, ["a", "b"])
+
+
+async def test_idle_timeout_waits_while_a_tool_awaits_the_users_decision() -> None:
+    fake = FakeTransport()
+    pause = Pause()
+    asked = frame(
+        "tool_approval_requested", 1, toolCallId="c", toolName="notes__save_note", arguments={}
+    )
+    decided = frame("tool_decided", 2, toolCallId="c", approved=True, by="user")
+    result = frame("tool_result", 3, toolCallId="c", result={}, effect="done")
+    chat = await started(fake, [asked, pause, decided, result, done(4)], idle_timeout_ms=40)
+    sending = chat.send("save a note")
+    await until(chat, lambda _state: bool(run_of(chat).parts))
+    await asyncio.sleep(0.25)  # NOTE: several idle windows pass while the user decides
+    assert run_of(chat).status == "receiving"
+    pause.gate.set()
+
+    await finish(sending)
+
+    run = run_of(chat)
+    assert (run.status, run.trace.timeout_fired) == ("completed", None)
+    (part,) = run.parts
+    assert isinstance(part, ToolCallPart) and part.effect == "done"
