@@ -164,7 +164,7 @@ async def main() -> None:
         stream.server_reached(False)
     stream.subscribe(_refresh_titles(stream, api))
     stream.subscribe(_keep_views(views))
-    controller = Controller(stream, page.copy_to_clipboard)
+    controller = Controller(stream, page.copy_to_clipboard, page.picked_model)
     bindings = page.Page(controller, api, dom, session.limits)
     queued = edge.take_queued_prompts()  # NOTE: with bind(), one synchronous step: none lost
     bindings.bind()

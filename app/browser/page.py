@@ -391,7 +391,7 @@ class Page:
 
     def send_queued(self, prompt: str) -> None:
         """Send a prompt typed before Python started, with the composer's options now."""
-        options = replace(self._controller.send_options(picked_model()), attachments=())
+        options = replace(self._controller.options_now(), attachments=())
         if self._controller.submit(Composer(prompt, options)):
             self._dom.follow()
 
@@ -668,7 +668,7 @@ class Page:
     def _composer(self) -> Composer:
         """What Send takes now: the prompt, and the options and files the store holds."""
         prompt = str(query("textarea[name=prompt]").value)
-        return Composer(prompt, self._controller.send_options(picked_model()))
+        return Composer(prompt, self._controller.options_now())
 
     def _on_toggle(self, js_event: JsValue) -> None:
         options = self._controller.composer.options

@@ -55,9 +55,15 @@ def key_intent(key: str, *, shift: bool, composing: bool = False) -> KeyIntent:
 class Controller:
     """Turns clicks, keys and submits into :class:`ChatStream` commands."""
 
-    def __init__(self, stream: ChatStream, copy_text: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        stream: ChatStream,
+        copy_text: Callable[[str], None],
+        picked_model: Callable[[], str | None] = lambda: None,
+    ) -> None:
         self._stream = stream
         self._copy_text = copy_text
+        self._picked_model = picked_model
 
     @property
     def composer(self) -> ComposerState:
@@ -80,6 +86,11 @@ class Controller:
             attachments=composer.attached,
         )
 
+    def options_now(self) -> SendOptions:
+        """The one place a request's options come from (Send, Regenerate and Edit alike): the
+        composer's toggles as the store holds them (kept across reloads) and the model picked."""
+        return self.send_options(self._picked_model())
+
     def submit(self, composer: Composer) -> bool:
         """Send the prompt; ``True`` when it was taken (the composer may be cleared)."""
         return self._stream.send(composer.prompt, composer.options) is not None
@@ -101,7 +112,7 @@ class Controller:
 
     def save_edit(self, message_id: str, prompt: str) -> bool:
         """Send an edited prompt as a new branch; ``True`` when it was taken."""
-        return self._stream.edit(message_id, prompt) is not None
+        return self._stream.edit(message_id, prompt, self.options_now()) is not None
 
     def search(self, query: str) -> None:
         """The chat search's words changed."""
@@ -158,7 +169,7 @@ class Controller:
             case "resume":
                 self._stream.resume(message_id)
             case "regenerate":
-                self._stream.regenerate(message_id)
+                self._stream.regenerate(message_id, self.options_now())
             case "attempt-prev" | "attempt-next":
                 self._show_attempt(message_id, -1 if action == "attempt-prev" else 1)
             case "branch-prev" | "branch-next":

@@ -1,0 +1,98 @@
+"""What users see, round 3 (issue 37): each defect a user met, replayed in real Chromium.
+
+Each test waits for the element of its own action (found by the run id the page sent).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from playwright.sync_api import Locator, Page, expect
+
+from tests.e2e import scenarios
+from tests.e2e.conftest import LiveServer
+from tests.e2e.scenarios import STREAM_ROUTE, StreamRequest, answer_of, send
+
+STREAM_MS = 20_000
+
+
+def hold(_: StreamRequest) -> list[scenarios.Step]:
+    """An answer that stalls before its first event, until Stop (a sleep, not ``hold``: a
+    held scenario ends at the client's disconnect, before the cancel arrives)."""
+    return [scenarios.sleep(60_000)]
+
+
+def completed(answer: Locator) -> None:
+    expect(answer).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
+
+
+def sent_body(page: Page, prompt: str) -> tuple[dict[str, Any], str]:
+    """Send ``prompt``; the request body the page sent, and its run id."""
+    with page.expect_request(STREAM_ROUTE) as sent:
+        page.locator("textarea[name=prompt]").fill(prompt)
+        page.locator("[data-action=send]").click()
+    body: dict[str, Any] = json.loads(sent.value.post_data or "{}")
+    return body, str(body["runId"])
+
+
+def test_follow_up_after_stop_before_any_word_follows_that_turn(
+    riacho: Page, server: LiveServer
+) -> None:
+    scenarios.on_next_stream(riacho, server, hold)
+    stalled = send(riacho, "An answer that never starts")
+    expect(stalled).to_have_attribute("data-status", "connecting", timeout=STREAM_MS)
+    riacho.locator("[data-action=stop]").click()
+    expect(stalled.locator("[data-cancel=confirmed]")).to_have_text("Stopped", timeout=STREAM_MS)
+    stalled_run = stalled.get_attribute("data-run-id")
+
+    body, run_id = sent_body(riacho, "A follow-up")
+    follow_up = answer_of(riacho, run_id)
+    expect(follow_up).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
+    assert body.get("afterRunId") == stalled_run
+    assert body.get("atTop") is not True
+    user = riacho.locator("[data-role=user]")
+    expect(user).to_have_count(2)
+    expect(user.first).to_contain_text("An answer that never starts")
+    expect(riacho.locator("[data-action=branch-prev]:enabled")).to_have_count(0)
+
+    riacho.reload()
+    riacho.wait_for_selector("html[data-ready]", state="attached")
+    expect(answer_of(riacho, run_id)).to_have_attribute("data-status", "completed")
+    expect(riacho.locator("[data-role=user]")).to_have_count(2)
+
+
+def test_regenerate_and_edit_after_a_reload_go_with_the_options_shown(riacho: Page) -> None:
+    for toggle in ("thinking", "tools"):
+        riacho.locator(f"[data-action={toggle}]").click()
+        expect(riacho.locator(f"[data-action={toggle}]")).to_have_attribute("aria-pressed", "true")
+    body, run_id = sent_body(riacho, "Options that must stay")
+    completed(answer_of(riacho, run_id))
+    model = body["modelId"]
+    assert model
+
+    riacho.reload()
+    riacho.wait_for_selector("html[data-ready]", state="attached")
+    for toggle in ("thinking", "tools"):
+        expect(riacho.locator(f"[data-action={toggle}]")).to_have_attribute("aria-pressed", "true")
+    with riacho.expect_request(STREAM_ROUTE) as regenerated:
+        answer_of(riacho, run_id).locator("[data-action=regenerate]").click()
+    again: dict[str, Any] = json.loads(regenerated.value.post_data or "{}")
+    expect(answer_of(riacho, again["runId"])).to_have_attribute(
+        "data-status", "completed", timeout=STREAM_MS
+    )
+    assert (again["thinkingEnabled"], again["toolIntent"], again["modelId"]) == (True, True, model)
+
+    riacho.locator("[data-role=user] [data-action=edit]").click()
+    riacho.locator("[data-role=user] form textarea").fill("Options that must stay, edited")
+    with riacho.expect_request(STREAM_ROUTE) as edited:
+        riacho.locator("[data-role=user] form textarea").press("Enter")
+    changed: dict[str, Any] = json.loads(edited.value.post_data or "{}")
+    expect(answer_of(riacho, changed["runId"])).to_have_attribute(
+        "data-status", "completed", timeout=STREAM_MS
+    )
+    assert (changed["thinkingEnabled"], changed["toolIntent"], changed["modelId"]) == (
+        True,
+        True,
+        model,
+    )
