@@ -27,7 +27,8 @@ from app.state.state import (
     State,
 )
 from app.state.trace import format_trace
-from app.ui.markdown import is_safe_image
+from app.ui.image import image_html
+from app.ui.markup import attr
 from app.wire.api import AttachmentInfo, human_size
 from app.wire.hooks import PageAction
 from app.wire.parts import (
@@ -170,11 +171,6 @@ def empty_state_html() -> str:
         "them, and nothing that arrived is ever lost.</p>"
         f'<ul class="suggestions" aria-label="Suggestions">{buttons}</ul></div>'
     )
-
-
-def attr(name: str, value: object) -> str:
-    """One escaped HTML attribute."""
-    return f' {name}="{escape(str(value), quote=True)}"'
 
 
 def human_error(error: ErrorInfo, *, with_wait: bool = True) -> str:
@@ -589,7 +585,7 @@ def part_html(part: Part, *, open_block: bool = False, run_live: bool = True) ->
         case ToolCallPart():
             return tool_call_html(part, run_live=run_live)
         case ImagePart():
-            return image_html(part)
+            return image_html(part, run_live=run_live)
         case ContinuationPart():
             word = "recovered" if part.recovered else "recovering"
             return (
@@ -658,26 +654,6 @@ def tool_call_html(part: ToolCallPart, *, run_live: bool = True) -> str:
         f'<pre class="tool-args" tabindex="0" aria-label="Arguments">'
         f"{escape(_json_text(dict(part.arguments)))}</pre>{result}</div>"
     )
-
-
-def image_html(part: ImagePart) -> str:
-    """A generated image: placeholder, image, or failure."""
-    head = (
-        f'<figure class="image"{attr("data-image-id", part.image_id)}'
-        f"{attr('data-image-status', part.status)}>"
-    )
-    if part.status == "completed" and part.url and is_safe_image(part.url):
-        alt = part.alt or part.prompt
-        body = f'<img{attr("src", part.url)}{attr("alt", alt)} loading="lazy">'
-    elif part.status == "failed":
-        body = (
-            f'<div class="image-failed">Image failed: {escape(part.error or "unknown error")}</div>'
-        )
-    elif part.status == "completed":
-        body = '<div class="image-failed">Image not shown: its address is missing or refused</div>'
-    else:
-        body = f'<div class="image-placeholder">Generating image… {escape(part.prompt)}</div>'
-    return f"{head}{body}<figcaption>{escape(part.prompt)}</figcaption></figure>"
 
 
 def status_html(run: RunState) -> str:

@@ -96,3 +96,27 @@ def test_regenerate_and_edit_after_a_reload_go_with_the_options_shown(riacho: Pa
         True,
         model,
     )
+
+
+def test_a_stopped_image_never_says_generating_after_a_reload_either(
+    riacho: Page, server: LiveServer
+) -> None:
+    started = {"type": "image_generation_started", "imageId": "img_1", "prompt": "a red fox"}
+    scenarios.on_next_stream(
+        riacho, server, lambda _: [{"event": started}, scenarios.sleep(60_000)]
+    )
+    answer = send(riacho, "Draw a fox")
+    image = answer.locator('[data-image-id="img_1"]')
+    expect(image).to_have_attribute("data-image-status", "pending", timeout=STREAM_MS)
+    riacho.locator("[data-action=stop]").click()
+    expect(answer).to_have_attribute("data-status", "cancelled", timeout=STREAM_MS)
+    expect(image).to_have_attribute("data-image-status", "unfinished")
+    expect(image).not_to_contain_text("Generating image")
+    expect(image).to_contain_text("Image not finished")
+
+    run_id = answer.get_attribute("data-run-id")
+    riacho.reload()
+    riacho.wait_for_selector("html[data-ready]", state="attached")
+    again = answer_of(riacho, str(run_id)).locator('[data-image-id="img_1"]')
+    expect(again).to_have_attribute("data-image-status", "unfinished")
+    expect(again).not_to_contain_text("Generating image")
