@@ -120,3 +120,27 @@ def test_a_stopped_image_never_says_generating_after_a_reload_either(
     again = answer_of(riacho, str(run_id)).locator('[data-image-id="img_1"]')
     expect(again).to_have_attribute("data-image-status", "unfinished")
     expect(again).not_to_contain_text("Generating image")
+
+
+def test_the_status_line_belongs_to_its_run_and_chat(riacho: Page, server: LiveServer) -> None:
+    status_line = riacho.locator("[data-announce]")
+    completed(send(riacho, "A first answer"))
+    expect(status_line).to_have_text("Answer complete")
+
+    scenarios.on_next_stream(riacho, server, hold)
+    streaming = send(riacho, "A second answer that takes its time")
+    expect(streaming).to_have_attribute("data-status", "connecting")
+    expect(status_line).to_have_text("")
+    riacho.locator("[data-action=stop]").click()
+    expect(streaming).to_have_attribute("data-status", "cancelled", timeout=STREAM_MS)
+    expect(status_line).to_have_text("Stopped")
+
+    riacho.locator("[data-action=delete-chat]").click()
+    riacho.locator("[data-action=confirm-delete]").click()
+    expect(riacho.locator("[data-chat-id]")).to_have_count(0)
+    expect(status_line).to_have_text("")
+
+    completed(send(riacho, "An answer in a new chat"))
+    expect(status_line).to_have_text("Answer complete")
+    riacho.locator("[data-action=new-chat]").click()
+    expect(status_line).to_have_text("")
