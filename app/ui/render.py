@@ -349,9 +349,9 @@ def context_html(info: ContextInfo | None) -> str:
 
 
 def toast_html(state: State) -> str:
-    """The fallback notice toast."""
+    """The fallback notice toast, in its own chat only."""
     notice = state.fallback_notice
-    if notice is None:
+    if notice is None or notice.chat_id != state.active_chat_id:
         return ""
     return (
         '<div class="toast" role="note" data-toast="fallback"'

@@ -144,3 +144,35 @@ def test_the_status_line_belongs_to_its_run_and_chat(riacho: Page, server: LiveS
     expect(status_line).to_have_text("Answer complete")
     riacho.locator("[data-action=new-chat]").click()
     expect(status_line).to_have_text("")
+
+
+FALLBACK = {
+    "type": "fallback_notice",
+    "reason": "model_changed",
+    "message": "Another model answers",
+}
+
+
+def test_the_model_change_notice_stays_in_its_chat_clear_of_the_composer_and_leaves(
+    riacho: Page, server: LiveServer
+) -> None:
+    riacho.set_viewport_size({"width": 390, "height": 844})
+    riacho.goto(riacho.url.split("?")[0] + "?noticeMs=3000")
+    riacho.wait_for_selector("html[data-ready]", state="attached")
+    scenarios.on_next_stream(
+        riacho, server, lambda _: [{"event": FALLBACK}, scenarios.text("Hi"), scenarios.done()]
+    )
+    completed(send(riacho, "Switch models"))
+    toast = riacho.locator("[data-toast=fallback]")
+    expect(toast).to_be_visible()
+    box, composer = toast.bounding_box(), riacho.locator("#composer").bounding_box()
+    assert box is not None and composer is not None
+    assert box["y"] + box["height"] <= composer["y"], "the notice covers the composer"
+
+    riacho.locator("[data-action=open-drawer]").click()
+    riacho.locator("[data-action=new-chat]").click()
+    expect(toast).to_have_count(0)
+    riacho.locator("[data-action=open-drawer]").click()
+    riacho.locator("[data-chat-id]").first.click()
+    expect(riacho.locator("[data-role=user]")).to_have_count(1)
+    expect(toast).to_have_count(0, timeout=STREAM_MS)

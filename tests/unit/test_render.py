@@ -797,11 +797,13 @@ def test_nothing_to_show_renders_nothing() -> None:
 def test_fallback_toast() -> None:
     notice = FallbackNotice("cursor_expired", "Replayed the conversation", "c1", "r1", 3)
 
-    toast = parse_html(toast_html(State(fallback_notice=notice))).one("data-toast", "fallback")
+    shown = State(fallback_notice=notice, active_chat_id="c1")
+    toast = parse_html(toast_html(shown)).one("data-toast", "fallback")
 
     assert toast.get("data-reason") == "cursor_expired"
     assert "Replayed the conversation" in toast.text
     assert "dismiss-toast" in actions(toast)
+    assert toast_html(State(fallback_notice=notice, active_chat_id="c2")) == "", "not its chat"
 
 
 @pytest.mark.parametrize(
@@ -926,7 +928,9 @@ ESCAPE_CASES = [
         "prompt-being-edited",
     ),
     esc(
-        lambda: toast_html(State(fallback_notice=FallbackNotice(HOSTILE, HOSTILE, "c", "r", 1))),
+        lambda: toast_html(
+            State(fallback_notice=FallbackNotice(HOSTILE, HOSTILE, "c", "r", 1), active_chat_id="c")
+        ),
         "toast-reason-and-message",
     ),
     esc(lambda: user_message_html(MessageState("u1", "user", text=HOSTILE)), "user-prompt"),
