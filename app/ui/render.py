@@ -26,7 +26,7 @@ from app.state.state import (
     RunState,
     State,
 )
-from app.state.trace import format_trace
+from app.ui.answer_menu import answer_menu_html, continuation_words
 from app.ui.image import image_html
 from app.ui.markup import attr
 from app.wire.api import AttachmentInfo, human_size
@@ -587,11 +587,10 @@ def part_html(part: Part, *, open_block: bool = False, run_live: bool = True) ->
         case ImagePart():
             return image_html(part, run_live=run_live)
         case ContinuationPart():
-            word = "recovered" if part.recovered else "recovering"
             return (
                 '<div class="marker" data-part="continuation"'
                 f"{attr('data-recovered', str(part.recovered).lower())}"
-                f"{attr('data-mode', part.mode)}>Continuation ({escape(part.mode)}): {word}</div>"
+                f"{attr('data-mode', part.mode)}>{escape(continuation_words(part))}</div>"
             )
         case SystemEventPart():
             return (
@@ -671,12 +670,12 @@ def status_html(run: RunState) -> str:
             items.append(f'<span class="elapsed"{attr("data-since", f"{since:.0f}")}></span>')
     if run.status == "completed" and run.stop_reason == "length":
         items.append('<span class="warning" data-warning="length">Cut at the length limit</span>')
-    if run.is_partial and not run.is_live and run.status != "cancelling":
+    if run.is_partial and not run.is_live and run.status != "cancelling" and run.text.strip():
         items.append('<span class="warning" data-warning="partial">Partial answer</span>')
     if run.status == "failed" and run.error is not None:
         items.append(
             f'<span class="warning error"{attr("data-error-code", run.error.code)}>'
-            f"{escape(human_error(run.error))} <code>{escape(run.error.code)}</code></span>"
+            f"{escape(human_error(run.error))}</span>"
         )
     return f'<div class="status-line">{"".join(items)}</div>'
 
@@ -737,8 +736,5 @@ def announcement(run: RunState) -> str:
 
 
 def details_html(run: RunState) -> str:
-    """The run details panel (the trace)."""
-    return (
-        '<details class="run-details"><summary>Details</summary>'
-        f"<pre>{escape(format_trace(run.trace))}</pre></details>"
-    )
+    """The run details: the answer's menu, in words (app/ui/answer_menu.py)."""
+    return answer_menu_html(run)

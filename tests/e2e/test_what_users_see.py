@@ -176,3 +176,38 @@ def test_the_model_change_notice_stays_in_its_chat_clear_of_the_composer_and_lea
     riacho.locator("[data-chat-id]").first.click()
     expect(riacho.locator("[data-role=user]")).to_have_count(1)
     expect(toast).to_have_count(0, timeout=STREAM_MS)
+
+
+def test_developer_words_stay_behind_the_answers_menu(riacho: Page, server: LiveServer) -> None:
+    transition = {"type": "continuation_transition", "mode": "replay", "recovered": True}
+    scenarios.on_next_stream(
+        riacho,
+        server,
+        lambda _: [
+            {"event": transition},
+            scenarios.text("Half an answer"),
+            scenarios.error("boom internal", "provider_error"),
+        ],
+    )
+    failed = send(riacho, "Break halfway")
+    expect(failed).to_have_attribute("data-status", "failed", timeout=STREAM_MS)
+    expect(failed.locator("[data-error-code=provider_error]")).to_be_visible()
+    assert "provider_error" not in failed.locator(".message-foot").inner_text()
+    marker = failed.locator("[data-part=continuation]")
+    expect(marker).not_to_contain_text("Continuation (")
+    expect(marker).not_to_contain_text("recovered")
+    trace = failed.locator("[data-run-trace]")
+    expect(trace).to_be_hidden()
+    failed.locator("[data-part=answer-menu] > summary").click()
+    expect(failed.locator(".answer-facts")).to_be_visible()
+    expect(trace).to_be_hidden()
+    failed.locator(".bug-report > summary").click()
+    expect(trace).to_contain_text("error=provider_error")
+
+    scenarios.on_next_stream(riacho, server, hold)
+    empty = send(riacho, "Stop me before any word")
+    expect(empty).to_have_attribute("data-status", "connecting")
+    riacho.locator("[data-action=stop]").click()
+    expect(empty).to_have_attribute("data-status", "cancelled", timeout=STREAM_MS)
+    expect(empty.locator("[data-warning=partial]")).to_have_count(0)
+    expect(empty).not_to_contain_text("Partial answer")
