@@ -601,7 +601,7 @@ def test_what_a_finger_taps_is_44_px_tall_on_a_phone(riacho: Page, size: str) ->
     drawn = completed(send(riacho, "Please draw a river at dawn"))
     targets = [
         code.locator("[data-action=copy-code]").first,
-        code.locator(".run-details summary"),
+        code.locator(".run-details > summary"),
         drawn.locator(".tool-result-box summary").first,
     ]
     for target in targets:
@@ -718,7 +718,7 @@ def test_a_suggestion_starts_the_chat(riacho: Page) -> None:
 def test_focus_in_a_footer_that_re_renders_stays_on_the_page(riacho: Page) -> None:
     answer = send(riacho, "Please write a long answer")
     expect(answer).to_have_attribute("data-status", "receiving", timeout=STREAM_MS)
-    answer.locator(".run-details summary").focus()
+    answer.locator(".run-details > summary").focus()
     completed(answer)  # NOTE: the footer is replaced when the run settles
     focused = riacho.evaluate("document.activeElement.tagName.toLowerCase()")
     assert focused != "body"
