@@ -27,6 +27,7 @@ from app.state.state import (
     State,
 )
 from app.ui.answer_menu import answer_menu_html, continuation_words
+from app.ui.error_words import SERVER_FAULT_WORDS, is_server_fault
 from app.ui.image import image_html
 from app.ui.markup import attr
 from app.wire.api import AttachmentInfo, human_size
@@ -176,7 +177,9 @@ def empty_state_html() -> str:
 def human_error(error: ErrorInfo, *, with_wait: bool = True) -> str:
     """The sentence shown for an error code: its words (and the server's specifics, for some);
     the server's message for a code outside the contract; how long to wait, if said (unless
-    ``with_wait`` is off: a countdown says it)."""
+    ``with_wait`` is off: a countdown says it); a server fault in words of its own."""
+    if is_server_fault(error, ERROR_TEXT):
+        return SERVER_FAULT_WORDS
     text = ERROR_TEXT.get(error.code, error.message or "Something went wrong.")
     if error.code in DETAILED and error.message and error.message not in text:
         text = f"{text} {error.message.rstrip('.')}."
@@ -195,7 +198,11 @@ def retry_html(error: ErrorInfo) -> str:
     """Retry (sends the composer's prompt again), after a countdown when the server said how
     long to wait (``data-until``: the page counts it down, then enables Retry)."""
     if error.retry_at is None or not error.retry_after:
-        if error.code not in RETRYABLE and not error.retry_after:
+        if (
+            error.code not in RETRYABLE
+            and not error.retry_after
+            and not is_server_fault(error, ERROR_TEXT)
+        ):
             return ""
         return '<button type="button" data-action="retry">Retry</button>'
     wait = math.ceil(error.retry_after)
@@ -234,7 +241,7 @@ def _error_html(state: State) -> str:
     words = human_error(error, with_wait=error.retry_at is None)
     return (
         f'<div class="banner" role="alert"{attr("data-error-code", error.code)}>'
-        f"<span>{escape(words)} <code>{escape(error.code)}</code></span>{retry_html(error)}"
+        f"<span>{escape(words)}</span>{retry_html(error)}"
         '<button type="button" data-action="dismiss-error">Dismiss</button></div>'
     )
 

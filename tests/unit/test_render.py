@@ -28,6 +28,7 @@ from app.state.state import (
     State,
 )
 from app.state.trace import Resume, RunTrace
+from app.ui.error_words import SERVER_FAULT_WORDS
 from app.ui.render import (
     ERROR_TEXT,
     INTERRUPTED_TEXT,
@@ -833,6 +834,16 @@ def test_fallback_toast() -> None:
             id="unknown-code-uses-server-message-and-retry-after",
         ),
         pytest.param(ErrorInfo("weird", ""), "Something went wrong.", id="no-message"),
+        pytest.param(
+            ErrorInfo("internal", "boom internal", 500),
+            SERVER_FAULT_WORDS,
+            id="a-5xx-in-words-never-the-servers-text",
+        ),
+        pytest.param(
+            ErrorInfo("http_error", "boom internal", 502),
+            SERVER_FAULT_WORDS,
+            id="a-bare-5xx-in-words-never-the-servers-text",
+        ),
     ],
 )
 def test_error_banner(error: ErrorInfo, text: str) -> None:
@@ -840,7 +851,7 @@ def test_error_banner(error: ErrorInfo, text: str) -> None:
 
     assert human_error(error) == text
     assert banner.get("role") == "alert"
-    assert banner.one(tag="span").text == f"{text} {error.code}"
+    assert banner.one(tag="span").text == text, "words only: the code is on data-error-code"
     assert "dismiss-error" in actions(banner)
 
 
@@ -1023,7 +1034,7 @@ def test_a_banner_that_says_when_to_try_again_counts_down_before_retry() -> None
     assert countdown.text == "Try again in 3 s."
     assert banner.one("data-action", "retry").has("disabled")
     words = banner.find_all(tag="span")[0]
-    assert words.text == f"{ERROR_TEXT['model_unavailable']} model_unavailable", "said once"
+    assert words.text == ERROR_TEXT["model_unavailable"], "said once"
 
 
 @pytest.mark.parametrize(
@@ -1032,6 +1043,7 @@ def test_a_banner_that_says_when_to_try_again_counts_down_before_retry() -> None
         pytest.param(ErrorInfo("network_error", "down"), True, id="network"),
         pytest.param(ErrorInfo("model_unavailable", "x", 503), True, id="unavailable-no-wait"),
         pytest.param(ErrorInfo("chat_not_found", "x", 404), False, id="not-for-a-retry"),
+        pytest.param(ErrorInfo("internal", "boom", 500), True, id="a-server-fault"),
         pytest.param(ErrorInfo("empty_prompt", "x", 400), False, id="the-prompt-is-the-problem"),
     ],
 )
