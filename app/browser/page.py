@@ -34,6 +34,7 @@ from app.state.state import (
     refusal,
 )
 from app.ui.controller import Composer, Controller, key_intent, shortcut_for
+from app.ui.partial_copy import COPIED_PARTIAL_WORDS, COPY_PARTIAL_WORDS
 from app.wire.api import ModelInfo, SessionInfo, UploadLimits
 from app.wire.errors import HttpStatusError, TransportError
 from app.wire.hooks import PageAction, is_page_action
@@ -530,6 +531,7 @@ class Page:
             "edit-queued": Act(tell("edit-queued"), PROMPT),
             "remove-queued": Act(tell("remove-queued"), PROMPT),
             "copy": Act(lambda target, _m: self._copy_answer(target)),
+            "copy-partial": Act(lambda target, _m: self._copy_answer(target, partial=True)),
             # NOTE: the switchers keep focus themselves (on the switcher of the message shown)
             "attempt-prev": Act(self._switcher("attempt-prev")),
             "attempt-next": Act(self._switcher("attempt-next")),
@@ -595,11 +597,11 @@ class Page:
         copy_to_clipboard(str(js_code.textContent))
         _say_copied(js_button, "Copy")
 
-    def _copy_answer(self, js_button: JsValue) -> None:
+    def _copy_answer(self, js_button: JsValue, *, partial: bool = False) -> None:
         message_id = text_or_none(js_button.getAttribute("data-message-id"))
-        self._controller.click("copy", message_id)
-        _say_copied(js_button, "")
-        self._dom.announce("Copied the answer")
+        self._controller.click("copy-partial" if partial else "copy", message_id)
+        _say_copied(js_button, COPY_PARTIAL_WORDS if partial else "")
+        self._dom.announce(COPIED_PARTIAL_WORDS if partial else "Copied the answer")
 
     # --- forms: rename, edit ---------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from app.state.state import (
     EditingTitle,
     NotEditing,
 )
+from app.ui.partial_copy import partial_text
 from app.wire.errors import ChatError
 from app.wire.hooks import PageAction
 
@@ -178,6 +179,8 @@ class Controller:
                 self._stream.set_editing(EditingPrompt(message_id))
             case "copy":
                 self._copy(message_id)
+            case "copy-partial":
+                self._copy_partial(message_id)
             case "edit-queued":  # NOTE: a queued prompt's id is its run id
                 self._stream.edit_queued(message_id)
             case "remove-queued":
@@ -199,6 +202,14 @@ class Controller:
         if chat is not None and message is not None:
             index, count = chat.branch_of(message)
             self._stream.show_branch(message.id, min(max(index + step, 0), count - 1))
+
+    def _copy_partial(self, message_id: str) -> None:
+        chat = self._stream.get_state().active_chat
+        message = None if chat is None else chat.find_message(message_id)
+        run = None if chat is None or message is None else chat.shown_run(message)
+        text = None if run is None else partial_text(run)
+        if text is not None:
+            self._copy_text(text)
 
     def _copy(self, message_id: str) -> None:
         chat = self._stream.get_state().active_chat

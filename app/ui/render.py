@@ -30,6 +30,7 @@ from app.ui.answer_menu import answer_menu_html, continuation_words
 from app.ui.error_words import SERVER_FAULT_WORDS, is_server_fault
 from app.ui.image import image_html
 from app.ui.markup import attr
+from app.ui.partial_copy import COPY_PARTIAL_WORDS, partial_text
 from app.wire.api import AttachmentInfo, human_size
 from app.wire.hooks import PageAction
 from app.wire.parts import (
@@ -718,6 +719,9 @@ def actions_html(message: MessageState, run: RunState) -> str:
     key = attr("data-message-id", message.id)
     copy_off = "" if run.status == "completed" else " disabled"
     buttons = [icon_button("copy", "Copy answer", "copy", key + copy_off)]
+    if partial_text(run) is not None:
+        words = COPY_PARTIAL_WORDS
+        buttons.append(icon_button("copy-partial", words, "copy", key, text=words))
     if run.can_resume:
         buttons.append(icon_button("resume", "Resume answer", "resume", key, text="Resume"))
     if run.can_regenerate:

@@ -25,6 +25,7 @@ PageAction = Literal[
     "confirm-delete",
     "copy",
     "copy-code",
+    "copy-partial",
     "delete-chat",
     "dismiss-error",
     "dismiss-toast",

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from tests.e2e import scenarios
@@ -15,6 +16,11 @@ from tests.e2e.conftest import LiveServer
 from tests.e2e.scenarios import STREAM_ROUTE, StreamRequest, answer_of, send
 
 STREAM_MS = 20_000
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args: dict[str, Any]) -> dict[str, Any]:
+    return {**browser_context_args, "permissions": ["clipboard-read", "clipboard-write"]}
 
 
 def hold(_: StreamRequest) -> list[scenarios.Step]:
@@ -211,3 +217,24 @@ def test_developer_words_stay_behind_the_answers_menu(riacho: Page, server: Live
     expect(empty).to_have_attribute("data-status", "cancelled", timeout=STREAM_MS)
     expect(empty.locator("[data-warning=partial]")).to_have_count(0)
     expect(empty).not_to_contain_text("Partial answer")
+
+
+def test_a_stopped_answer_offers_copy_partial_in_words(riacho: Page, server: LiveServer) -> None:
+    scenarios.on_next_stream(
+        riacho, server, lambda _: [scenarios.text("Half of it"), scenarios.sleep(60_000)]
+    )
+    answer = send(riacho, "Start, then stop")
+    expect(answer.locator(".message-text")).to_have_text("Half of it", timeout=STREAM_MS)
+    riacho.locator("[data-action=stop]").click()
+    expect(answer).to_have_attribute("data-status", "cancelled", timeout=STREAM_MS)
+    expect(answer.locator("[data-action=copy]")).to_be_disabled()
+    copy_partial = answer.locator("[data-action=copy-partial]")
+    expect(copy_partial).to_be_enabled()
+    expect(copy_partial).to_contain_text("Copy partial answer")
+    copy_partial.click()
+    expect(riacho.locator("[data-announce]")).to_have_text("Copied the partial answer")
+    assert riacho.evaluate("navigator.clipboard.readText()") == "Half of it"
+
+    done = send(riacho, "A whole answer")
+    completed(done)
+    expect(done.locator("[data-action=copy-partial]")).to_have_count(0)

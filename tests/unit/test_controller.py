@@ -325,6 +325,25 @@ def test_copy_only_copies_a_completed_answer(state: State, message_id: str) -> N
     assert h.copied == []
 
 
+@pytest.mark.parametrize(
+    ("status", "copied"),
+    [
+        pytest.param("cancelled", ["answer 0"], id="stopped"),
+        pytest.param("failed", ["answer 0"], id="failed"),
+        pytest.param("interrupted", ["answer 0"], id="interrupted"),
+        pytest.param("completed", [], id="not-a-complete-answer"),
+    ],
+)
+def test_copy_partial_copies_an_unfinished_answer_only(
+    status: RunStatus, copied: list[str]
+) -> None:
+    h = harness(answer_state((status,)))
+
+    h.controller.click("copy-partial", "a1")
+
+    assert h.copied == copied
+
+
 # --- chats, edits, branches, shortcuts ----------------------------------------------------------
 
 
