@@ -238,3 +238,41 @@ def test_a_stopped_answer_offers_copy_partial_in_words(riacho: Page, server: Liv
     done = send(riacho, "A whole answer")
     completed(done)
     expect(done.locator("[data-action=copy-partial]")).to_have_count(0)
+
+
+def _luminance(css: str) -> float:
+    """WCAG relative luminance of an ``rgb(r, g, b)`` / ``rgba(...)`` computed colour."""
+    values = [float(v) for v in css[css.index("(") + 1 : css.index(")")].split(",")[:3]]
+
+    def channel(value: float) -> float:
+        c = value / 255
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (channel(v) for v in values)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast_under_pointer(button: Locator) -> float:
+    """The contrast ratio of a button's words with its background, while hovered."""
+    button.hover()
+    colours = button.evaluate(
+        "b => { const s = getComputedStyle(b); return [s.color, s.backgroundColor]; }"
+    )
+    first, second = sorted((_luminance(c) for c in colours), reverse=True)
+    return (first + 0.05) / (second + 0.05)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_pressed_toggle_and_a_danger_button_stay_readable_under_the_pointer(
+    riacho: Page, scheme: str
+) -> None:
+    riacho.emulate_media(color_scheme=scheme)
+    riacho.add_style_tag(content="* { transition: none !important; }")
+    thinking = riacho.locator("[data-action=thinking]")
+    thinking.click()
+    expect(thinking).to_have_attribute("aria-pressed", "true")
+    assert contrast_under_pointer(thinking) >= 4.5
+
+    completed(send(riacho, "A chat to delete"))
+    riacho.locator("[data-action=delete-chat]").click()
+    assert contrast_under_pointer(riacho.locator("[data-action=confirm-delete]")) >= 4.5
