@@ -6,6 +6,7 @@ Each test waits for the element of its own action (found by the run id the page 
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from tests.e2e.conftest import LiveServer
 from tests.e2e.scenarios import STREAM_ROUTE, StreamRequest, answer_of, send
 
 STREAM_MS = 20_000
+SHOTS = os.environ.get("RIACHO_UI3_SHOTS", "")
 
 
 @pytest.fixture(scope="session")
@@ -276,3 +278,47 @@ def test_a_pressed_toggle_and_a_danger_button_stay_readable_under_the_pointer(
     completed(send(riacho, "A chat to delete"))
     riacho.locator("[data-action=delete-chat]").click()
     assert contrast_under_pointer(riacho.locator("[data-action=confirm-delete]")) >= 4.5
+
+
+CONTEXT_FULL = {
+    "type": "context_info",
+    "usedTokens": 880,
+    "maxTokens": 900,
+    "ratio": 0.978,
+    "severity": "critical",
+    "compactionRecommended": True,
+}
+
+
+def centre_hits(page: Page, target: Locator) -> bool:
+    """A tap at ``target``'s centre lands on it (nothing covers it)."""
+    return bool(
+        target.evaluate(
+            """el => { const r = el.getBoundingClientRect();
+              const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+              return hit !== null && (hit === el || el.contains(hit)); }"""
+        )
+    )
+
+
+def test_the_phone_header_leaves_delete_tappable_and_the_title_room(
+    riacho: Page, server: LiveServer
+) -> None:
+    riacho.set_viewport_size({"width": 390, "height": 844})
+    scenarios.on_next_stream(
+        riacho,
+        server,
+        lambda _: [{"event": CONTEXT_FULL}, scenarios.text("Noted."), scenarios.done()],
+    )
+    completed(send(riacho, "A rather long title about planning a trip along the coast of Brazil"))
+    expect(riacho.locator("[data-context-ring]")).to_be_visible()
+    expect(riacho.locator("[data-callout=compaction]")).to_be_visible()
+    for action in ("delete-chat", "rename-chat", "open-drawer"):
+        assert centre_hits(riacho, riacho.locator(f"[data-action={action}]")), action
+    title = riacho.locator("h1.chat-title").bounding_box()
+    assert title is not None and title["width"] >= 80, f"the title has no room: {title}"
+    for hook in ("[data-context-ring]", "[data-callout=compaction]"):
+        box = riacho.locator(hook).bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, hook
+    if SHOTS:
+        riacho.screenshot(path=SHOTS + "/phone-header.png")
