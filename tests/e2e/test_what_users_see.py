@@ -290,13 +290,17 @@ CONTEXT_FULL = {
 }
 
 
-def centre_hits(page: Page, target: Locator) -> bool:
-    """A tap at ``target``'s centre lands on it (nothing covers it)."""
-    return bool(
-        target.evaluate(
-            """el => { const r = el.getBoundingClientRect();
+def centre_hit(page: Page, selector: str) -> str:
+    """What a tap at the centre of the element ``selector`` lands on: ``"itself"``, or the
+    start of the element covering it (one task in the page: no re-render in between)."""
+    return str(
+        page.evaluate(
+            """selector => { const el = document.querySelector(selector);
+              const r = el.getBoundingClientRect();
               const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
-              return hit !== null && (hit === el || el.contains(hit)); }"""
+              if (hit !== null && hit.closest(selector) === el) return "itself";
+              return hit === null ? "nothing" : hit.outerHTML.slice(0, 120); }""",
+            selector,
         )
     )
 
@@ -314,7 +318,8 @@ def test_the_phone_header_leaves_delete_tappable_and_the_title_room(
     expect(riacho.locator("[data-context-ring]")).to_be_visible()
     expect(riacho.locator("[data-callout=compaction]")).to_be_visible()
     for action in ("delete-chat", "rename-chat", "open-drawer"):
-        assert centre_hits(riacho, riacho.locator(f"[data-action={action}]")), action
+        expect(riacho.locator(f"[data-action={action}]")).to_be_visible()
+        assert centre_hit(riacho, f"[data-action={action}]") == "itself", action
     title = riacho.locator("h1.chat-title").bounding_box()
     assert title is not None and title["width"] >= 80, f"the title has no room: {title}"
     for hook in ("[data-context-ring]", "[data-callout=compaction]"):
