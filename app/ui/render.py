@@ -11,7 +11,7 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, tzinfo
+from datetime import datetime
 from html import escape
 from typing import Any, Final
 
@@ -27,6 +27,7 @@ from app.state.state import (
     State,
 )
 from app.ui.answer_menu import answer_menu_html, continuation_words
+from app.ui.chat_groups import period_label
 from app.ui.error_words import SERVER_FAULT_WORDS, is_server_fault
 from app.ui.image import image_html
 from app.ui.markup import attr
@@ -276,8 +277,8 @@ def chat_head_html(state: State) -> str:
 
 
 def chat_list_html(state: State, now: datetime | None = None) -> str:
-    """The chat list grouped by day (newest first), or the search's results; the active chat
-    carries ``aria-current="true"``."""
+    """The chat list grouped by period, newest first (app/ui/chat_groups.py), or the search's
+    results; the active chat carries ``aria-current="true"``."""
     search = state.search
     if search is not None:
         if search.chat_ids is None:
@@ -292,7 +293,7 @@ def chat_list_html(state: State, now: datetime | None = None) -> str:
     for chat_id in state.chat_order:
         chat = state.chats.get(chat_id)
         updated = None if chat is None else chat.updated_at
-        groups.setdefault(day_label(updated, moment), []).append(chat_id)
+        groups.setdefault(period_label(updated, moment), []).append(chat_id)
     return "".join(_chat_group(label, ids, state) for label, ids in groups.items())
 
 
@@ -315,25 +316,6 @@ def _chat_group(label: str, chat_ids: tuple[str, ...] | list[str], state: State)
         f'<section class="chat-group"><h2 class="chat-group-label">{escape(label)}</h2>'
         f"<ul>{''.join(items)}</ul></section>"
     )
-
-
-def day_label(updated_at: float | None, now: datetime) -> str:
-    """The day a chat was last active, as the list groups it: Today, Yesterday, a date."""
-    tz: tzinfo | None = now.tzinfo
-    day = now.date() if updated_at is None else datetime.fromtimestamp(updated_at, tz).date()
-    today = now.date()
-    if day >= today:
-        return "Today"
-    if day == today - timedelta(days=1):
-        return "Yesterday"
-    if day > today - timedelta(days=7):
-        return f"{day:%A}"
-    return _date_words(day, today)
-
-
-def _date_words(day: date, today: date) -> str:
-    words = f"{day:%A}, {day.day} {day:%B}"
-    return words if day.year == today.year else f"{words} {day.year}"
 
 
 def context_html(info: ContextInfo | None) -> str:

@@ -28,6 +28,7 @@ from app.state.state import (
     State,
 )
 from app.state.trace import Resume, RunTrace
+from app.ui.chat_groups import period_label
 from app.ui.error_words import SERVER_FAULT_WORDS
 from app.ui.render import (
     ERROR_TEXT,
@@ -43,7 +44,6 @@ from app.ui.render import (
     chat_list_html,
     composer_files_html,
     context_html,
-    day_label,
     details_html,
     human_error,
     image_html,
@@ -662,16 +662,19 @@ def _at(day: int, hour: int = 12) -> float:
             datetime(2026, 11, 30, 23, tzinfo=NOW.tzinfo).timestamp(), "Yesterday", id="yesterday"
         ),
         pytest.param(
-            datetime(2026, 11, 27, tzinfo=NOW.tzinfo).timestamp(), "Friday", id="this-week"
+            datetime(2026, 11, 27, tzinfo=NOW.tzinfo).timestamp(),
+            "Previous 7 days",
+            id="this-week",
         ),
         pytest.param(
             datetime(2026, 11, 10, tzinfo=NOW.tzinfo).timestamp(),
-            "Tuesday, 10 November",
-            id="this-year",
+            "Previous 30 days",
+            id="this-month",
         ),
         pytest.param(
-            datetime(2025, 3, 4, tzinfo=NOW.tzinfo).timestamp(), "Tuesday, 4 March 2025", id="older"
+            datetime(2026, 10, 31, tzinfo=NOW.tzinfo).timestamp(), "October", id="a-month-ago"
         ),
+        pytest.param(datetime(2025, 3, 4, tzinfo=NOW.tzinfo).timestamp(), "March 2025", id="older"),
         pytest.param(
             datetime(2026, 12, 1, 2, 30, tzinfo=UTC).timestamp(),
             "Yesterday",
@@ -680,7 +683,7 @@ def _at(day: int, hour: int = 12) -> float:
     ],
 )
 def test_day_labels_are_in_the_readers_time_zone(updated_at: float | None, label: str) -> None:
-    assert day_label(updated_at, NOW) == label
+    assert period_label(updated_at, NOW) == label
 
 
 def test_chats_are_grouped_by_day_newest_first() -> None:
