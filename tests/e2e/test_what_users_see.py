@@ -327,3 +327,25 @@ def test_the_phone_header_leaves_delete_tappable_and_the_title_room(
         assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, hook
     if SHOTS:
         riacho.screenshot(path=SHOTS + "/phone-header.png")
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_new_chat_and_search_stay_in_view_with_many_chats(riacho: Page, width: int) -> None:
+    riacho.evaluate(
+        """async () => { for (let n = 0; n < 60; n++) {
+             await fetch('/api/chats', {method: 'POST', credentials: 'same-origin',
+                                        headers: {'Content-Type': 'application/json'},
+                                        body: '{}'}); } }"""
+    )
+    riacho.set_viewport_size({"width": width, "height": 800})
+    riacho.reload()
+    riacho.wait_for_selector("html[data-ready]", state="attached")
+    if width < 768:
+        riacho.locator("[data-action=open-drawer]").click()
+    items = riacho.locator("[data-chat-id]")
+    expect(items).to_have_count(60)
+    items.last.scroll_into_view_if_needed()
+    expect(items.last).to_be_in_viewport()
+    for selector in ("[data-action=new-chat]", "input[name=chat-search]"):
+        expect(riacho.locator(selector)).to_be_in_viewport()
+        assert centre_hit(riacho, selector) == "itself", selector
