@@ -737,13 +737,17 @@ class Page:
 
 
 def _focus_field(selectors: str) -> None:
-    """Focus the first of ``selectors`` that is on the page (selecting a text field's words)."""
+    """Focus the first of ``selectors`` that is on the page (selecting a text field's words; in a
+    text area, the caret after its text, where one goes on writing)."""
     for selector in selectors.split(","):
         js_element = js.document.querySelector(selector.strip())
         if present(js_element):
             js_element.focus()
             if str(js_element.tagName).lower() == "input":
                 js_element.select()
+            elif str(js_element.tagName).lower() == "textarea":
+                end = len(str(js_element.value).encode("utf-16-le")) // 2  # NOTE: JS counts UTF-16
+                js_element.setSelectionRange(end, end)
             return
 
 

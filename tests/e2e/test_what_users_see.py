@@ -349,3 +349,12 @@ def test_new_chat_and_search_stay_in_view_with_many_chats(riacho: Page, width: i
     for selector in ("[data-action=new-chat]", "input[name=chat-search]"):
         expect(riacho.locator(selector)).to_be_in_viewport()
         assert centre_hit(riacho, selector) == "itself", selector
+
+
+def test_editing_a_prompt_puts_the_caret_after_its_text(riacho: Page) -> None:
+    completed(send(riacho, "Fix my words"))
+    riacho.locator("[data-role=user] [data-action=edit]").click()
+    editor = riacho.locator("textarea[name=edit-prompt]")
+    expect(editor).to_be_focused()
+    riacho.keyboard.type(", please")
+    expect(editor).to_have_value("Fix my words, please")
