@@ -12,6 +12,7 @@ from app.browser.enhance import Enhancer
 from app.run.chat_stream import ChatStream
 from app.run.config import ClientConfig
 from app.run.kept import KeptApi
+from app.run.notices import NoticeTimer
 from app.state.history import view_of
 from app.state.state import State
 from app.state.trace import format_trace
@@ -103,12 +104,17 @@ async def _session(api: net.BrowserApi) -> tuple[SessionInfo, bool]:
 
 
 def _teardown(
-    stream: ChatStream, bindings: page.Page, dom: BrowserDom, *listeners: edge.Listeners
+    stream: ChatStream,
+    bindings: page.Page,
+    dom: BrowserDom,
+    notices: NoticeTimer,
+    *listeners: edge.Listeners,
 ) -> Callable[[], None]:
     """Leaving the page: stop every task (aborting its requests) and every listener."""
 
     def teardown() -> None:
         stream.close()
+        notices.close()
         bindings.teardown()
         dom.teardown()
         for group in listeners:
@@ -165,7 +171,9 @@ async def main() -> None:
         stream.server_reached(False)
     stream.subscribe(_refresh_titles(stream, api))
     stream.subscribe(_keep_views(views))
-    controller = Controller(stream, page.copy_to_clipboard)
+    notices = NoticeTimer(stream.get_state, stream.dismiss_notice, config.notice_ms)
+    stream.subscribe(notices.on_change)
+    controller = Controller(stream, page.copy_to_clipboard, page.picked_model)
     code = CodeRunner(
         DataFiles(
             lambda attachment_id: backend.url(f"/api/attachments/{attachment_id}"),
@@ -178,7 +186,7 @@ async def main() -> None:
     stream.subscribe(_switch_drafts(bindings.drafts))
     back_online = edge.on_back_online(lambda: _back_online(stream))
     went_offline = edge.on_offline(lambda: stream.server_reached(False))
-    edge.on_page_hide(_teardown(stream, bindings, dom, back_online, went_offline))
+    edge.on_page_hide(_teardown(stream, bindings, dom, notices, back_online, went_offline))
     models, _ = await asyncio.gather(api.list_models(), stream.refresh_chats())
     page.show_models(models)
     stream.set_models(models)

@@ -36,6 +36,7 @@ from app.state.state import (
     refusal,
 )
 from app.ui.controller import Composer, Controller, key_intent, shortcut_for
+from app.ui.partial_copy import COPIED_PARTIAL_WORDS, COPY_PARTIAL_WORDS
 from app.wire.api import ModelInfo, SessionInfo, UploadLimits
 from app.wire.errors import HttpStatusError, TransportError
 from app.wire.hooks import PageAction, is_page_action
@@ -368,7 +369,7 @@ class Page:
 
     def send_queued(self, prompt: str) -> None:
         """Send a prompt typed before Python started, with the composer's options now."""
-        options = replace(self._controller.send_options(picked_model()), attachments=())
+        options = replace(self._controller.options_now(), attachments=())
         if self._controller.submit(Composer(prompt, options)):
             self._dom.follow()
 
@@ -509,6 +510,7 @@ class Page:
             "edit-queued": Act(tell("edit-queued"), PROMPT),
             "remove-queued": Act(tell("remove-queued"), PROMPT),
             "copy": Act(lambda target, _m: self._copy_answer(target)),
+            "copy-partial": Act(lambda target, _m: self._copy_answer(target, partial=True)),
             # NOTE: the switchers keep focus themselves (on the switcher of the message shown)
             "attempt-prev": Act(self._switcher("attempt-prev")),
             "attempt-next": Act(self._switcher("attempt-next")),
@@ -581,11 +583,11 @@ class Page:
         copy_to_clipboard(str(js_code.textContent))
         _say_copied(js_button, "Copy")
 
-    def _copy_answer(self, js_button: JsValue) -> None:
+    def _copy_answer(self, js_button: JsValue, *, partial: bool = False) -> None:
         message_id = text_or_none(js_button.getAttribute("data-message-id"))
-        self._controller.click("copy", message_id)
-        _say_copied(js_button, "")
-        self._dom.announce("Copied the answer")
+        self._controller.click("copy-partial" if partial else "copy", message_id)
+        _say_copied(js_button, COPY_PARTIAL_WORDS if partial else "")
+        self._dom.announce(COPIED_PARTIAL_WORDS if partial else "Copied the answer")
 
     # --- forms: rename, edit ---------------------------------------------------------------------
 
@@ -654,7 +656,7 @@ class Page:
     def _composer(self) -> Composer:
         """What Send takes now: the prompt, and the options and files the store holds."""
         prompt = str(query("textarea[name=prompt]").value)
-        return Composer(prompt, self._controller.send_options(picked_model()))
+        return Composer(prompt, self._controller.options_now())
 
     def _on_toggle(self, js_event: JsValue) -> None:
         options = self._controller.composer.options
@@ -721,13 +723,17 @@ class Page:
 
 
 def _focus_field(selectors: str) -> None:
-    """Focus the first of ``selectors`` that is on the page (selecting a text field's words)."""
+    """Focus the first of ``selectors`` that is on the page (selecting a text field's words; in a
+    text area, the caret after its text, where one goes on writing)."""
     for selector in selectors.split(","):
         js_element = js.document.querySelector(selector.strip())
         if present(js_element):
             js_element.focus()
             if str(js_element.tagName).lower() == "input":
                 js_element.select()
+            elif str(js_element.tagName).lower() == "textarea":
+                end = len(str(js_element.value).encode("utf-16-le")) // 2  # NOTE: JS counts UTF-16
+                js_element.setSelectionRange(end, end)
             return
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from app.run.cancel import settle_cancel
 from app.run.chats import ChatLoader, ViewMemory
 from app.run.config import ClientConfig
+from app.run.placement import place_of_prompt, settled_place
 from app.run.runner import RunEnv, Window, drive, drive_queued, error_info, read_resumed
 from app.run.transport import ChatApi, StreamTransport
 from app.state.actions import (
@@ -134,8 +135,8 @@ class ChatStream:
             lambda run: self._resume_run(run, automatic=True),
             views,
         )
-        self._options: dict[str, SendOptions] = {}
         self._models: dict[str, ModelInfo] = {}
+        self._asked_model: dict[str, str | None] = {}  # run id -> the model this page asked
         self._preparing = False
         self._probe: Task | None = None
         self._flushing: Task | None = None
@@ -170,23 +171,25 @@ class ChatStream:
             chat_id = self._make_id("chat")
             self._store.dispatch(ChatCreated(chat_id))
             return self._start_send(chat_id, prompt, options, None)
-        if chat.loaded:
-            return self._start_send(chat.chat_id, prompt, options, _last_answer(chat))
+        place = settled_place(chat) if chat.loaded else None
+        if place is not None:
+            return self._start_send(chat.chat_id, prompt, options, place.after_run)
         self._preparing = True
         return self._spawn(self._prepare_and_send(chat.chat_id, prompt, options))
 
-    def edit(self, message_id: str, prompt: str) -> Task | None:
+    def edit(
+        self, message_id: str, prompt: str, options: SendOptions = SendOptions()
+    ) -> Task | None:
         """Send an edited prompt as a new branch beside ``message_id`` (a sent user message),
-        with its options and attachments; the old branch stays browsable."""
+        with the composer's ``options`` now and the prompt's attachments; the old branch stays
+        browsable."""
         chat = self.get_state().active_chat
         original = None if chat is None else chat.find_message(message_id)
         if chat is None or original is None or original.role != "user" or chat.is_generating:
             return None
         if not prompt.strip() and not original.attachments:
             return None
-        answer = next((m for m in chat.messages if m.reply_to == original.id), None)
-        used = self._options.get(answer.run_ids[0]) if answer and answer.run_ids else None
-        options = replace(used or SendOptions(), attachments=original.attachments)
+        options = replace(options, attachments=original.attachments)
         return self._start_send(chat.chat_id, prompt, options, original.after_run)
 
     def stop(self) -> Task | None:
@@ -293,7 +296,7 @@ class ChatStream:
             return False
         await self._settled(item.chat_id)  # NOTE: it follows the answer on its way, if any
         chat = self.get_state().chats.get(item.chat_id)
-        after_run = None if chat is None else _last_answer(chat)
+        after_run = None if chat is None else await place_of_prompt(chat, self._env.api)
         options = SendOptions(*_queued_options(item))
         self._set_outbox(marked(self.get_state().outbox, item.run_id, sending=True))
         body = options.body(item.chat_id, item.prompt, item.run_id, after_run=after_run)
@@ -314,8 +317,8 @@ class ChatStream:
                     queued=True,
                 )
             )
-            self._options[item.run_id] = options
 
+        self._asked_model[item.run_id] = item.model_id
         env = self._env_for(item.model_id)
         failed = await drive_queued(env, item.run_id, body, started)
         if isinstance(failed, TransportError):
@@ -364,8 +367,9 @@ class ChatStream:
         self.resume_offline()
         self.send_queued()
 
-    def regenerate(self, message_id: str) -> Task | None:
-        """A new attempt (new run, attempt + 1) at the answer ``message_id``."""
+    def regenerate(self, message_id: str, options: SendOptions = SendOptions()) -> Task | None:
+        """A new attempt (new run, attempt + 1) at the answer ``message_id``, with the
+        composer's ``options`` now (the server keeps the prompt's attachments)."""
         chat, message, run = self._answer(message_id)
         if chat is None or message is None or run is None or chat.is_generating:
             return None
@@ -375,7 +379,7 @@ class ChatStream:
             return None
         latest = max(attempts, key=lambda a: a.attempt)
         run_id = self._make_id("run")
-        options = self._options.get(latest.run_id, SendOptions())
+        options = replace(options, attachments=())
         self._store.dispatch(
             RunStarted(
                 run_id,
@@ -388,7 +392,7 @@ class ChatStream:
                 model_id=options.model_id,
             )
         )
-        self._options[run_id] = options
+        self._asked_model[run_id] = options.model_id
         body = options.body(chat.chat_id, prompt.text, run_id, retry_of=latest.run_id)
         return self._begin(run_id, drive(self._env_for(options.model_id), run_id, body))
 
@@ -499,24 +503,26 @@ class ChatStream:
                 model_id=options.model_id,
             )
         )
-        self._options[run_id] = options
         body = options.body(chat_id, prompt, run_id, after_run=after_run)
 
         def unreachable() -> None:  # NOTE: the same run id: if it did arrive, 409 run_exists
             self._enqueue(QueuedPrompt(run_id, chat_id, prompt, *_queued_options(options)))
             self.server_reached(False)
 
+        self._asked_model[run_id] = options.model_id
         env = self._env_for(options.model_id)
         return self._begin(run_id, drive(env, run_id, body, unreachable))
 
     async def _prepare_and_send(self, chat_id: str, prompt: str, options: SendOptions) -> None:
         try:
             ready = await self._chats.ensure_loaded(chat_id, prompt)
+            chat = self.get_state().chats.get(chat_id)
+            after = None if chat is None else await place_of_prompt(chat, self._env.api)
         finally:
             self._preparing = False
         chat = self.get_state().chats.get(chat_id)
         if ready is not None and chat is not None and not chat.is_generating:
-            await self._start_send(chat_id, prompt, options, _last_answer(chat))
+            await self._start_send(chat_id, prompt, options, after)
 
     async def _compact(self, chat_id: str) -> None:
         try:
@@ -557,9 +563,9 @@ class ChatStream:
 
     def _model_of(self, run_id: str) -> str | None:
         """The model a run was asked of (by this page), else its chat's model as last read."""
-        options = self._options.get(run_id)
-        if options is not None and options.model_id is not None:
-            return options.model_id
+        asked = self._asked_model.get(run_id)
+        if asked is not None:
+            return asked
         found = self.get_state().find_run(run_id)
         return None if found is None else found[0].model_id
 
@@ -605,16 +611,6 @@ def _queued_options(
         options.model_id,
         options.attachments,
     )
-
-
-def _last_answer(chat: ChatState) -> str | None:
-    """The run a new prompt follows: the last answer on screen the server has (a run that
-    never reached it is skipped); ``None``: the prompt starts the chat."""
-    for message in reversed(chat.visible()):
-        run = chat.shown_run(message)
-        if run is not None and (run.last_seq > 0 or run.message_id is not None):
-            return run.run_id
-    return None
 
 
 def _report(on_trace: Callable[[RunTrace], None], state: State, previous: State) -> None:

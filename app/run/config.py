@@ -2,6 +2,7 @@
 
 Tests set them through the page URL (``/?idleTimeoutMs=1500``): ``firstEventTimeoutMs``,
 ``idleTimeoutMs``, ``totalTimeoutMs``, ``cancelDeadlineMs``, ``cancelPollMs``, ``maxEventBytes``,
+``noticeMs``,
 each a positive integer. A bad value never crashes the
 page: the default is kept and a warning is recorded in :attr:`ClientConfig.warnings` (the
 browser shell logs them).
@@ -31,6 +32,7 @@ class ClientConfig:
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES  # one line or event; longer: event_too_large
     auto_resume: bool = True  # resume once, automatically, when the connection drops
     reach_probe_ms: int = 5_000  # while the server is unreachable: how often it is asked again
+    notice_ms: int = 8_000  # how long a fallback toast stays (it is also dismissable)
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     def waiting_longer_than(self, first_event_ms: int | None, idle_ms: int | None) -> ClientConfig:
@@ -66,6 +68,7 @@ class ClientConfig:
             cancel_deadline_ms=read("cancelDeadlineMs", default.cancel_deadline_ms),
             cancel_poll_ms=read("cancelPollMs", default.cancel_poll_ms),
             reach_probe_ms=read("reachProbeMs", default.reach_probe_ms),
+            notice_ms=read("noticeMs", default.notice_ms),
             max_event_bytes=read("maxEventBytes", default.max_event_bytes),
             warnings=tuple(warnings),
         )

@@ -16,6 +16,7 @@ from app.state.state import (
     EditingTitle,
     NotEditing,
 )
+from app.ui.partial_copy import partial_text
 from app.wire.errors import ChatError
 from app.wire.hooks import PageAction
 
@@ -56,9 +57,15 @@ def key_intent(key: str, *, shift: bool, composing: bool = False) -> KeyIntent:
 class Controller:
     """Turns clicks, keys and submits into :class:`ChatStream` commands."""
 
-    def __init__(self, stream: ChatStream, copy_text: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        stream: ChatStream,
+        copy_text: Callable[[str], None],
+        picked_model: Callable[[], str | None] = lambda: None,
+    ) -> None:
         self._stream = stream
         self._copy_text = copy_text
+        self._picked_model = picked_model
 
     @property
     def composer(self) -> ComposerState:
@@ -81,6 +88,11 @@ class Controller:
             attachments=composer.attached,
         )
 
+    def options_now(self) -> SendOptions:
+        """The one place a request's options come from (Send, Regenerate and Edit alike): the
+        composer's toggles as the store holds them (kept across reloads) and the model picked."""
+        return self.send_options(self._picked_model())
+
     def submit(self, composer: Composer) -> bool:
         """Send the prompt; ``True`` when it was taken (the composer may be cleared)."""
         return self._stream.send(composer.prompt, composer.options) is not None
@@ -102,7 +114,7 @@ class Controller:
 
     def save_edit(self, message_id: str, prompt: str) -> bool:
         """Send an edited prompt as a new branch; ``True`` when it was taken."""
-        return self._stream.edit(message_id, prompt) is not None
+        return self._stream.edit(message_id, prompt, self.options_now()) is not None
 
     def search(self, query: str) -> None:
         """The chat search's words changed."""
@@ -159,7 +171,7 @@ class Controller:
             case "resume":
                 self._stream.resume(message_id)
             case "regenerate":
-                self._stream.regenerate(message_id)
+                self._stream.regenerate(message_id, self.options_now())
             case "attempt-prev" | "attempt-next":
                 self._show_attempt(message_id, -1 if action == "attempt-prev" else 1)
             case "branch-prev" | "branch-next":
@@ -168,6 +180,8 @@ class Controller:
                 self._stream.set_editing(EditingPrompt(message_id))
             case "copy":
                 self._copy(message_id)
+            case "copy-partial":
+                self._copy_partial(message_id)
             case "edit-queued":  # NOTE: a queued prompt's id is its run id
                 self._stream.edit_queued(message_id)
             case "remove-queued":
@@ -196,6 +210,14 @@ class Controller:
         message = None if chat is None else chat.find_message(message_id)
         run = None if chat is None or message is None else chat.shown_run(message)
         return None if run is None else regenerate_warning(run.parts)
+
+    def _copy_partial(self, message_id: str) -> None:
+        chat = self._stream.get_state().active_chat
+        message = None if chat is None else chat.find_message(message_id)
+        run = None if chat is None or message is None else chat.shown_run(message)
+        text = None if run is None else partial_text(run)
+        if text is not None:
+            self._copy_text(text)
 
     def _copy(self, message_id: str) -> None:
         chat = self._stream.get_state().active_chat

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, tzinfo
+from datetime import datetime
 from html import escape
 from typing import Final
 
@@ -25,8 +25,12 @@ from app.state.state import (
     RunState,
     State,
 )
-from app.state.trace import format_trace
-from app.ui.markdown import is_safe_image
+from app.ui.answer_menu import answer_menu_html, continuation_words
+from app.ui.chat_groups import period_label
+from app.ui.error_words import SERVER_FAULT_WORDS, is_server_fault
+from app.ui.image import image_html
+from app.ui.markup import attr
+from app.ui.partial_copy import COPY_PARTIAL_WORDS, partial_text
 from app.ui.tool_card import TOOL_WORDS, tool_call_html, tool_status_words  # noqa: F401
 from app.wire.api import AttachmentInfo, human_size
 from app.wire.hooks import PageAction
@@ -180,15 +184,12 @@ def empty_state_html() -> str:
     )
 
 
-def attr(name: str, value: object) -> str:
-    """One escaped HTML attribute."""
-    return f' {name}="{escape(str(value), quote=True)}"'
-
-
 def human_error(error: ErrorInfo, *, with_wait: bool = True) -> str:
     """The sentence shown for an error code: its words (and the server's specifics, for some);
     the server's message for a code outside the contract; how long to wait, if said (unless
-    ``with_wait`` is off: a countdown says it)."""
+    ``with_wait`` is off: a countdown says it); a server fault in words of its own."""
+    if is_server_fault(error, ERROR_TEXT):
+        return SERVER_FAULT_WORDS
     text = ERROR_TEXT.get(error.code, error.message or "Something went wrong.")
     if error.code in DETAILED and error.message and error.message not in text:
         text = f"{text} {error.message.rstrip('.')}."
@@ -207,7 +208,11 @@ def retry_html(error: ErrorInfo) -> str:
     """Retry (sends the composer's prompt again), after a countdown when the server said how
     long to wait (``data-until``: the page counts it down, then enables Retry)."""
     if error.retry_at is None or not error.retry_after:
-        if error.code not in RETRYABLE and not error.retry_after:
+        if (
+            error.code not in RETRYABLE
+            and not error.retry_after
+            and not is_server_fault(error, ERROR_TEXT)
+        ):
             return ""
         return '<button type="button" data-action="retry">Retry</button>'
     wait = math.ceil(error.retry_after)
@@ -246,7 +251,7 @@ def _error_html(state: State) -> str:
     words = human_error(error, with_wait=error.retry_at is None)
     return (
         f'<div class="banner" role="alert"{attr("data-error-code", error.code)}>'
-        f"<span>{escape(words)} <code>{escape(error.code)}</code></span>{retry_html(error)}"
+        f"<span>{escape(words)}</span>{retry_html(error)}"
         '<button type="button" data-action="dismiss-error">Dismiss</button></div>'
     )
 
@@ -280,8 +285,8 @@ def chat_head_html(state: State) -> str:
 
 
 def chat_list_html(state: State, now: datetime | None = None) -> str:
-    """The chat list grouped by day (newest first), or the search's results; the active chat
-    carries ``aria-current="true"``."""
+    """The chat list grouped by period, newest first (app/ui/chat_groups.py), or the search's
+    results; the active chat carries ``aria-current="true"``."""
     search = state.search
     if search is not None:
         if search.chat_ids is None:
@@ -296,7 +301,7 @@ def chat_list_html(state: State, now: datetime | None = None) -> str:
     for chat_id in state.chat_order:
         chat = state.chats.get(chat_id)
         updated = None if chat is None else chat.updated_at
-        groups.setdefault(day_label(updated, moment), []).append(chat_id)
+        groups.setdefault(period_label(updated, moment), []).append(chat_id)
     return "".join(_chat_group(label, ids, state) for label, ids in groups.items())
 
 
@@ -321,25 +326,6 @@ def _chat_group(label: str, chat_ids: tuple[str, ...] | list[str], state: State)
     )
 
 
-def day_label(updated_at: float | None, now: datetime) -> str:
-    """The day a chat was last active, as the list groups it: Today, Yesterday, a date."""
-    tz: tzinfo | None = now.tzinfo
-    day = now.date() if updated_at is None else datetime.fromtimestamp(updated_at, tz).date()
-    today = now.date()
-    if day >= today:
-        return "Today"
-    if day == today - timedelta(days=1):
-        return "Yesterday"
-    if day > today - timedelta(days=7):
-        return f"{day:%A}"
-    return _date_words(day, today)
-
-
-def _date_words(day: date, today: date) -> str:
-    words = f"{day:%A}, {day.day} {day:%B}"
-    return words if day.year == today.year else f"{words} {day.year}"
-
-
 def context_html(info: ContextInfo | None) -> str:
     """The context ring (and the compaction callout when recommended)."""
     if info is None:
@@ -361,9 +347,9 @@ def context_html(info: ContextInfo | None) -> str:
 
 
 def toast_html(state: State) -> str:
-    """The fallback notice toast."""
+    """The fallback notice toast, in its own chat only."""
     notice = state.fallback_notice
-    if notice is None:
+    if notice is None or notice.chat_id != state.active_chat_id:
         return ""
     return (
         '<div class="toast" role="note" data-toast="fallback"'
@@ -597,13 +583,12 @@ def part_html(part: Part, *, open_block: bool = False, run_live: bool = True) ->
         case ToolCallPart():
             return tool_call_html(part, run_live=run_live)
         case ImagePart():
-            return image_html(part)
+            return image_html(part, run_live=run_live)
         case ContinuationPart():
-            word = "recovered" if part.recovered else "recovering"
             return (
                 '<div class="marker" data-part="continuation"'
                 f"{attr('data-recovered', str(part.recovered).lower())}"
-                f"{attr('data-mode', part.mode)}>Continuation ({escape(part.mode)}): {word}</div>"
+                f"{attr('data-mode', part.mode)}>{escape(continuation_words(part))}</div>"
             )
         case SystemEventPart():
             return (
@@ -625,26 +610,6 @@ def thinking_label(part: ThinkingPart, *, still_open: bool) -> str:
     return "Thought for less than a second" if seconds < 1 else f"Thought for {seconds} s"
 
 
-def image_html(part: ImagePart) -> str:
-    """A generated image: placeholder, image, or failure."""
-    head = (
-        f'<figure class="image"{attr("data-image-id", part.image_id)}'
-        f"{attr('data-image-status', part.status)}>"
-    )
-    if part.status == "completed" and part.url and is_safe_image(part.url):
-        alt = part.alt or part.prompt
-        body = f'<img{attr("src", part.url)}{attr("alt", alt)} loading="lazy">'
-    elif part.status == "failed":
-        body = (
-            f'<div class="image-failed">Image failed: {escape(part.error or "unknown error")}</div>'
-        )
-    elif part.status == "completed":
-        body = '<div class="image-failed">Image not shown: its address is missing or refused</div>'
-    else:
-        body = f'<div class="image-placeholder">Generating image… {escape(part.prompt)}</div>'
-    return f"{head}{body}<figcaption>{escape(part.prompt)}</figcaption></figure>"
-
-
 def status_html(run: RunState) -> str:
     """The status line: what happened to this answer, and the warnings."""
     cancel = (
@@ -660,12 +625,12 @@ def status_html(run: RunState) -> str:
             items.append(f'<span class="elapsed"{attr("data-since", f"{since:.0f}")}></span>')
     if run.status == "completed" and run.stop_reason == "length":
         items.append('<span class="warning" data-warning="length">Cut at the length limit</span>')
-    if run.is_partial and not run.is_live and run.status != "cancelling":
+    if run.is_partial and not run.is_live and run.status != "cancelling" and run.text.strip():
         items.append('<span class="warning" data-warning="partial">Partial answer</span>')
     if run.status == "failed" and run.error is not None:
         items.append(
             f'<span class="warning error"{attr("data-error-code", run.error.code)}>'
-            f"{escape(human_error(run.error))} <code>{escape(run.error.code)}</code></span>"
+            f"{escape(human_error(run.error))}</span>"
         )
     return f'<div class="status-line">{"".join(items)}</div>'
 
@@ -701,6 +666,9 @@ def actions_html(message: MessageState, run: RunState) -> str:
     key = attr("data-message-id", message.id)
     copy_off = "" if run.status == "completed" else " disabled"
     buttons = [icon_button("copy", "Copy answer", "copy", key + copy_off)]
+    if partial_text(run) is not None:
+        words = COPY_PARTIAL_WORDS
+        buttons.append(icon_button("copy-partial", words, "copy", key, text=words))
     if run.can_resume:
         buttons.append(icon_button("resume", "Resume answer", "resume", key, text="Resume"))
     if run.can_regenerate:
@@ -726,8 +694,5 @@ def announcement(run: RunState) -> str:
 
 
 def details_html(run: RunState) -> str:
-    """The run details panel (the trace)."""
-    return (
-        '<details class="run-details"><summary>Details</summary>'
-        f"<pre>{escape(format_trace(run.trace))}</pre></details>"
-    )
+    """The run details: the answer's menu, in words (app/ui/answer_menu.py)."""
+    return answer_menu_html(run)

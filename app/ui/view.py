@@ -20,7 +20,6 @@ from app.state.state import (
     MessageState,
     RunState,
     State,
-    settled_runs,
 )
 from app.ui.markdown import close_open_markup, render_markdown, split_blocks, with_cursor
 from app.ui.render import (
@@ -42,6 +41,7 @@ from app.ui.render import (
     toast_html,
     user_message_html,
 )
+from app.ui.status_line import next_status_line
 from app.wire.parts import answer_content
 from app.wire.text import Text
 
@@ -257,18 +257,11 @@ class View:
         self._announce(state)
 
     def _announce(self, state: State) -> None:
-        """One polite announcement when an answer of the chat on screen settles; a new error
-        banner (an alert of its own) clears what the region said before."""
+        """The status line, owned by a run of the chat on screen (app/ui/status_line.py)."""
         previous, self._previous = self._previous, state
-        if previous is None:
-            return
-        if state.last_error is not None and state.last_error is not previous.last_error:
-            self._dom.announce("")
-        if state.active_chat_id != previous.active_chat_id:
-            return
-        for run in settled_runs(state, previous):
-            if run.chat_id == state.active_chat_id and (words := announcement(run)):
-                self._dom.announce(words)
+        words = None if previous is None else next_status_line(state, previous, announcement)
+        if words is not None:
+            self._dom.announce(words)
 
     def _set_slot(self, slot: str, html: str) -> None:
         if self._slots.get(slot) != html:

@@ -26,6 +26,7 @@ PageAction = Literal[
     "confirm-delete",
     "copy",
     "copy-code",
+    "copy-partial",
     "delete-chat",
     "deny-tool",
     "dismiss-error",

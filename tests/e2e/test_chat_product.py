@@ -163,18 +163,33 @@ def test_an_error_banner_replaces_the_last_answers_announcement(
     expect(announce).to_have_text("")
 
 
-def test_an_error_outside_the_contract_says_what_the_server_said(
+def test_a_server_fault_says_what_to_do_in_words_with_retry_never_the_servers_text(
     riacho: Page, server: LiveServer, guard: PageGuard
 ) -> None:
     guard.allow_console_error(r"status of 500")
-    odd = {"status": 500, "json": {"message": "Internal Server Error: upstream pool exhausted"}}
-    scenarios.on_next_stream(riacho, server, lambda _: [odd])
-    riacho.locator("textarea[name=prompt]").fill("Hello?")
-    riacho.locator("[data-action=send]").click()
-    banner = riacho.locator("[data-error-code=http_error]")
-    expect(banner).to_contain_text("The server answered with an error.")
-    expect(banner).to_contain_text("HTTP 500: Internal Server Error: upstream pool exhausted")
-    expect(riacho.locator("textarea[name=prompt]")).to_have_value("Hello?")
+    for body in (
+        {"message": "Internal Server Error: upstream pool exhausted"},
+        {"error": {"code": "internal", "message": "boom internal"}},
+    ):
+        scenarios.on_next_stream(riacho, server, lambda _, b=body: [{"status": 500, "json": b}])
+        riacho.locator("textarea[name=prompt]").fill("Hello?")
+        riacho.locator("[data-action=send]").click()
+        banner = riacho.locator("[data-error-code]")
+        expect(banner).to_contain_text("The server ran into a problem")
+        expect(banner).to_contain_text("try again in a minute")
+        expect(banner).not_to_contain_text("upstream pool exhausted")
+        expect(banner).not_to_contain_text("boom internal")
+        expect(riacho.locator("textarea[name=prompt]")).to_have_value("Hello?")
+        retry = banner.locator("[data-action=retry]")
+        expect(retry).to_be_enabled()
+        if "error" in body:
+            with riacho.expect_request(scenarios.STREAM_ROUTE) as again:
+                retry.click()
+            run_id = (again.value.post_data_json or {})["runId"]
+            completed(scenarios.answer_of(riacho, run_id))
+            expect(banner).to_have_count(0)
+        else:
+            banner.locator("[data-action=dismiss-error]").click()
 
 
 # --- edit and branches ----------------------------------------------------------------------------
@@ -601,7 +616,7 @@ def test_what_a_finger_taps_is_44_px_tall_on_a_phone(riacho: Page, size: str) ->
     drawn = completed(send(riacho, "Please draw a river at dawn"))
     targets = [
         code.locator("[data-action=copy-code]").first,
-        code.locator(".run-details summary"),
+        code.locator(".run-details > summary"),
         drawn.locator(".tool-result-box summary").first,
     ]
     for target in targets:
@@ -718,7 +733,7 @@ def test_a_suggestion_starts_the_chat(riacho: Page) -> None:
 def test_focus_in_a_footer_that_re_renders_stays_on_the_page(riacho: Page) -> None:
     answer = send(riacho, "Please write a long answer")
     expect(answer).to_have_attribute("data-status", "receiving", timeout=STREAM_MS)
-    answer.locator(".run-details summary").focus()
+    answer.locator(".run-details > summary").focus()
     completed(answer)  # NOTE: the footer is replaced when the run settles
     focused = riacho.evaluate("document.activeElement.tagName.toLowerCase()")
     assert focused != "body"

@@ -117,7 +117,7 @@ async def test_editing_the_first_prompt_starts_at_the_top() -> None:
     assert [m.text for m in chat.get_state().messages] == ["hello again", ""]
 
 
-async def test_an_edit_keeps_the_prompts_options_and_attachments() -> None:
+async def test_an_edit_goes_with_the_options_given_now_and_keeps_the_attachments() -> None:
     from app.run.chat_stream import SendOptions
 
     fake = FakeTransport()
@@ -125,9 +125,9 @@ async def test_an_edit_keeps_the_prompts_options_and_attachments() -> None:
     await open_chat(fake, chat)
     fake.runs.extend(Script([text(1, "a", r), done(2, r)]) for r in ("run_1", "run_2"))
     note = AttachmentInfo(attachment_id="att_9", name="n.txt", size=3, mime_type="text/plain")
-    options = SendOptions(tool_intent=True, model_id="riacho-mini", attachments=(note,))
-    await finish(chat.send("read this", options))
-    await finish(chat.edit(chat.get_state().messages[0].id, "read this, slowly"))
+    await finish(chat.send("read this", SendOptions(attachments=(note,))))
+    now = SendOptions(tool_intent=True, model_id="riacho-mini")
+    await finish(chat.edit(chat.get_state().messages[0].id, "read this, slowly", now))
     body = fake.opened[1]
     assert (body.tool_intent, body.model_id, body.attachment_ids) == (
         True,

@@ -178,12 +178,13 @@ async def test_regenerate_adds_an_attempt_and_never_joins_texts() -> None:
     fake.runs.append(Script([text(1, "second", run_id="run_2"), done(2, run_id="run_2")]))
     log = StatusLog(chat, "run_2")
 
-    task = chat.regenerate(answer.id)
+    task = chat.regenerate(answer.id, SendOptions(model_id="m1", thinking_enabled=True))
     assert task is not None
     await finish(task)
 
     state = chat.get_state()
     (message,) = [m for m in state.messages if m.role == "assistant"]
+    assert fake.opened[1].thinking_enabled is True
     assert len(state.messages) == 2
     assert (message.run_ids, message.shown) == (("run_1", "run_2"), 1)
     assert (state.runs["run_1"].text, state.runs["run_2"].text) == ("first answer", "second")

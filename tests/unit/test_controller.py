@@ -51,6 +51,9 @@ def test_key_intent_is_not_composing_by_default() -> None:
     assert key_intent("Enter", shift=False) == "send"
 
 
+NO_OPTIONS = SendOptions()
+
+
 # --- a fake stream ------------------------------------------------------------------------------
 
 
@@ -61,6 +64,7 @@ class FakeStream:
     state: State = field(default_factory=State)
     task: object | None = field(default_factory=object)
     calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = field(default_factory=list)
+    options: list[SendOptions] = field(default_factory=list)  # of regenerate and edit
 
     def _record(self, name: str, *args: Any, **kwargs: Any) -> None:
         self.calls.append((name, args, kwargs))
@@ -81,8 +85,9 @@ class FakeStream:
     def resume(self, message_id: str) -> None:
         self._record("resume", message_id)
 
-    def regenerate(self, message_id: str) -> None:
+    def regenerate(self, message_id: str, options: SendOptions = NO_OPTIONS) -> None:
         self._record("regenerate", message_id)
+        self.options.append(options)
 
     def select_chat(self, chat_id: str) -> None:
         self._record("select_chat", chat_id)
@@ -111,8 +116,11 @@ class FakeStream:
     def delete_chat(self, chat_id: str) -> None:
         self._record("delete_chat", chat_id)
 
-    def edit(self, message_id: str, prompt: str) -> object | None:
+    def edit(
+        self, message_id: str, prompt: str, options: SendOptions = NO_OPTIONS
+    ) -> object | None:
         self._record("edit", message_id, prompt)
+        self.options.append(options)
         return self.task
 
     def search(self, query: str) -> None:
@@ -317,6 +325,25 @@ def test_copy_only_copies_a_completed_answer(state: State, message_id: str) -> N
     assert h.copied == []
 
 
+@pytest.mark.parametrize(
+    ("status", "copied"),
+    [
+        pytest.param("cancelled", ["answer 0"], id="stopped"),
+        pytest.param("failed", ["answer 0"], id="failed"),
+        pytest.param("interrupted", ["answer 0"], id="interrupted"),
+        pytest.param("completed", [], id="not-a-complete-answer"),
+    ],
+)
+def test_copy_partial_copies_an_unfinished_answer_only(
+    status: RunStatus, copied: list[str]
+) -> None:
+    h = harness(answer_state((status,)))
+
+    h.controller.click("copy-partial", "a1")
+
+    assert h.copied == copied
+
+
 # --- chats, edits, branches, shortcuts ----------------------------------------------------------
 
 
@@ -432,3 +459,20 @@ def test_single_key_shortcuts(
     key: str, typing: bool, modified: bool, shortcut: Shortcut | None
 ) -> None:
     assert shortcut_for(key, typing=typing, modified=modified) == shortcut
+
+
+def test_regenerate_and_edit_take_the_options_shown_now_as_send_does() -> None:
+    from app.state.state import ComposerOptions, ComposerState
+
+    composer = ComposerState(options=ComposerOptions(thinking=True, effort="high", tools=True))
+    stream = FakeStream(replace(answer_state(), composer=composer), "task")
+    controller = Controller(cast(ChatStream, stream), lambda _text: None, lambda: "m2")
+
+    controller.click("regenerate", "a1")
+    controller.save_edit("u1", "again")
+
+    expected = SendOptions(
+        thinking_enabled=True, reasoning_effort="high", tool_intent=True, model_id="m2"
+    )
+    assert stream.options == [expected, expected]
+    assert controller.options_now() == expected
