@@ -12,7 +12,7 @@ import pytest
 
 from server.config.tools import McpSettings
 from server.tools.connections import McpConnection, McpServers, ToolUnavailable
-from tests.mcp_notes import http_server, saved, stdio_settings
+from tests.mcp_notes import SERVER, http_server, saved, stdio_settings
 
 
 async def test_stdio_server_lists_its_tools_with_read_only_from_annotations(
@@ -117,7 +117,10 @@ async def test_a_server_that_dies_is_said_down(tmp_path: Path) -> None:
     await connection.start()
     try:
         assert connection.state == "up"
-        for pid in _children(os.getpid()):
+        # NOTE: only the notes server: the session's PostgreSQL and Redis are children too
+        notes_servers = _children(os.getpid(), running=str(SERVER))
+        assert notes_servers
+        for pid in notes_servers:
             os.kill(pid, signal.SIGKILL)
         for _ in range(200):
             if connection.state == "down":
@@ -129,7 +132,8 @@ async def test_a_server_that_dies_is_said_down(tmp_path: Path) -> None:
         await connection.stop()
 
 
-def _children(pid: int) -> list[int]:
+def _children(pid: int, *, running: str) -> list[int]:
+    """The processes whose parent is ``pid`` and whose command line names ``running``."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -138,6 +142,12 @@ def _children(pid: int) -> list[int]:
             stat = (entry / "stat").read_text()
         except OSError:
             continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+        if int(stat.rsplit(")", 1)[1].split()[1]) != pid:
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if running in command:
             found.append(int(entry.name))
     return found
