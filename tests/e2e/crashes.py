@@ -10,13 +10,17 @@ and memory maps). A crash is never retried away: the test fails with this report
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
+import shutil
 import tempfile
 import time
 from pathlib import Path
 
 LOG_DIR = Path(tempfile.mkdtemp(prefix="riacho-chromium-logs-"))
+# NOTE: what a crash needs of the logs is in its report: the files go with the test session
+atexit.register(shutil.rmtree, LOG_DIR, ignore_errors=True)
 # NOTE: lines Chromium writes on every start in this sandbox (no D-Bus, no GPU): not evidence
 NOISE = re.compile(r"dbus|D-Bus|Floss|UPower|ScreenSaver|vaapi|InitializeSandbox|skottie|cpufreq")
 TAIL_LINES = 25
