@@ -7,9 +7,7 @@ frees the space, presses Retry and gets the answer. Nothing sent before is lost.
 
 from __future__ import annotations
 
-import contextlib
 import re
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +16,7 @@ from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import BOOT_TIMEOUT_MS, CLUSTER, LiveServer, PageGuard, serve
 from tests.e2e.scenarios import answer_of, send
+from tests.tmpfs import fill, mounted_tmpfs
 
 STREAM_MS = 30_000
 
@@ -28,18 +27,8 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def tmpfs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    mount = tmp_path_factory.mktemp("tmpfs")
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)],
-        capture_output=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
-    try:
+    with mounted_tmpfs(tmp_path_factory.mktemp("tmpfs")) as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 @pytest.fixture(scope="module")
@@ -48,14 +37,6 @@ def disk_server(tmpfs: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     arguments = ["server", "--db", str(tmpfs / "riacho.db"), "--demo-token-ms", "2"]
     with serve(workdir, arguments) as server:
         yield server
-
-
-def _fill(folder: Path) -> Path:
-    filler = folder / "filler"
-    with contextlib.suppress(OSError), filler.open("wb", buffering=0) as out:
-        while True:
-            out.write(b"\0" * 4096)
-    return filler
 
 
 def test_a_full_disk_says_so_and_retry_works_once_space_returns(
@@ -67,7 +48,7 @@ def test_a_full_disk_says_so_and_retry_works_once_space_returns(
     first = send(page, "Before the disk filled up")
     expect(first).to_have_attribute("data-status", "completed", timeout=STREAM_MS)
 
-    filler = _fill(tmpfs)
+    filler = fill(tmpfs)
     send(page, "x" * 100_000)  # NOTE: more than a page of the file: it needs new space
     banner = page.locator("[data-error-code=storage_unavailable]")
     expect(banner).to_contain_text("cannot save right now", timeout=STREAM_MS)

@@ -10,7 +10,6 @@ import resource
 import signal
 import sqlite3
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -37,6 +36,7 @@ from tests.server.conftest import (
 from tests.server.helpers import Api, events_of, read_events
 from tests.server.test_limits import PASSWORD, password_server
 from tests.server.workers import free_port
+from tests.tmpfs import fill, mounted_tmpfs
 
 FLOODERS = 16
 
@@ -267,26 +267,8 @@ def tmpfs(tmp_path: Path) -> Iterator[Path]:
     """A 4 MB tmpfs of its own (root only: skipped elsewhere)."""
     mount = tmp_path / "tmpfs"
     mount.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)],
-        capture_output=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
-    try:
+    with mounted_tmpfs(mount):
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
-def _fill(folder: Path) -> Path:
-    """Fill the file system of ``folder`` to the last byte."""
-    filler = folder / "filler"
-    with contextlib.suppress(OSError), filler.open("wb", buffering=0) as out:
-        while True:
-            out.write(b"\0" * 4096)
-    return filler
 
 
 @pytest.mark.sqlite_only
@@ -298,7 +280,7 @@ async def test_a_filled_tmpfs_answers_503_then_works_once_space_returns(
     api = await make_api("alice", on=server)
     chat_id = await api.new_chat("kept")
     assert (await api.run_turn(chat_id, "before"))[-1]["type"] == "done"
-    filler = _fill(tmpfs)
+    filler = fill(tmpfs)
     refused = await api.stream(chat_id, "y" * 200_000)
     body = await refused.json()
     assert (refused.status, body["error"]["code"]) == (503, "storage_unavailable")
