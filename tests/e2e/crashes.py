@@ -5,7 +5,9 @@ Every browser the end-to-end tests launch writes Chromium's own log to a file of
 :func:`crash_report` puts into words what there is to know: Chromium's verdict on the tab (its
 ``sad_tab`` line: crashed, killed, out of memory), the log lines of the moments before, and the
 machine's state then (memory available, load, the renderers alive and their resident memory
-and memory maps). A crash is never retried away: the test fails with this report (issue 39).
+and memory maps), and what the crash handler's minidump says killed it (the signal, where it
+struck: tests/e2e/minidump.py). A crash is never retried away: the test fails with this report
+(issue 39).
 """
 
 from __future__ import annotations
@@ -18,9 +20,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from tests.e2e.minidump import crashes_in
+
 LOG_DIR = Path(tempfile.mkdtemp(prefix="riacho-chromium-logs-"))
-# NOTE: what a crash needs of the logs is in its report: the files go with the test session
+# NOTE: the browsers' XDG_CONFIG_HOME: their crash handler writes minidumps under it
+DUMP_HOME = Path(tempfile.mkdtemp(prefix="riacho-chromium-dumps-"))
+# NOTE: what a crash needs of the logs and dumps is in its report: they go with the test session
 atexit.register(shutil.rmtree, LOG_DIR, ignore_errors=True)
+atexit.register(shutil.rmtree, DUMP_HOME, ignore_errors=True)
 # NOTE: lines Chromium writes on every start in this sandbox (no D-Bus, no GPU): not evidence
 NOISE = re.compile(r"dbus|D-Bus|Floss|UPower|ScreenSaver|vaapi|InitializeSandbox|skottie|cpufreq")
 TAIL_LINES = 25
@@ -52,10 +59,12 @@ def crash_report() -> str:
     persistent profile's may both be open)."""
     recent = [log for log in sorted(LOG_DIR.glob("*.log")) if _age_s(log) < RECENT_S]
     _wait_for_a_verdict(recent)
+    dumps = _wait_for_dumps(time.time() - RECENT_S)
     report = [
         "Chromium's renderer crashed (what a user sees as 'Aw, Snap!').",
         f"Machine: {_memory_available()} available, load {_load()}",
         "Chromium renderers on this machine: " + _renderers(),
+        *(f"Minidump {dump}" for dump in dumps or ["none written"]),
     ]
     for log in recent:
         lines = _evidence(log)
@@ -75,6 +84,14 @@ def _wait_for_a_verdict(logs: list[Path]) -> None:
         if any(_is_verdict(line) for log in logs for line in _evidence(log)):
             return
         time.sleep(0.1)
+
+
+def _wait_for_dumps(since: float) -> list[str]:
+    """The minidumps written since ``since``, waiting a moment for the crash handler's."""
+    deadline = time.monotonic() + VERDICT_WAIT_S
+    while not (dumps := crashes_in(DUMP_HOME, since)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return dumps
 
 
 def _age_s(path: Path) -> float:

@@ -28,9 +28,13 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+from chromium_features import disable_features_flag  # noqa: E402
+
 VENDOR_FILES = ("static/vendor/pyodide/pyodide.mjs", "static/vendor/pyscript/core.js")
 BENCH_PAGES = ("bare.html", "bare.toml")
-# NOTE: the flags of tests/e2e/conftest.py (CHROMIUM_FLAGS), copied: quiet and local only.
+# NOTE: the flags of tests/e2e/conftest.py (CHROMIUM_FLAGS), copied: quiet and local only;
+# the features that crash a Pyodide page are added by flags()
 CHROMIUM_FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -43,6 +47,7 @@ CHROMIUM_FLAGS = [
     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1, EXCLUDE localhost",
 ]
 BOOT_TIMEOUT_MS = 90_000
+_flags: dict[str, list[str]] = {}
 COMPOSER_WAIT_MS = 10_000
 READY_SCRIPT = (HERE / "ready.js").read_text()
 PAGE_SCRIPT = (HERE / "page.js").read_text()
@@ -170,9 +175,19 @@ SNAPSHOT_SETTLED = (
 )
 
 
+def flags(playwright: Playwright, executable: str) -> list[str]:
+    """The project's flags, Chromium's crash-prone samplers off (tools/chromium_features.py)."""
+    if executable not in _flags:
+        features = disable_features_flag(playwright, executable, CHROMIUM_FLAGS)
+        _flags[executable] = [*CHROMIUM_FLAGS, features]
+    return _flags[executable]
+
+
 def launch(playwright: Playwright, executable: str) -> Browser:
     """Headless Chromium with the project's flags."""
-    return playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+    return playwright.chromium.launch(
+        executable_path=executable, args=flags(playwright, executable)
+    )
 
 
 def launch_persistent(
@@ -183,7 +198,7 @@ def launch_persistent(
     return playwright.chromium.launch_persistent_context(
         str(user_data),
         executable_path=executable,
-        args=CHROMIUM_FLAGS,
+        args=flags(playwright, executable),
         headless=True,
         service_workers="allow" if service_workers else "block",
     )
