@@ -45,7 +45,10 @@ def main() -> int:
         failed += done.returncode != 0 and not crash
         verdict = "crash" if crash else ("failed" if done.returncode else "passed")
         load = " ".join(f"{value:.1f}" for value in os.getloadavg())
-        print(f"round {round_number}: {verdict} in {time.monotonic() - started:.0f} s, load {load}")
+        print(
+            f"round {round_number}: {verdict} in {time.monotonic() - started:.0f} s, load {load}",
+            flush=True,
+        )
         if done.returncode:
             (options.out / f"round-{round_number:03d}.txt").write_text(output)
     print(f"{options.rounds} rounds: {crashed} crashed, {failed} failed otherwise")
