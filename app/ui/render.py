@@ -127,6 +127,8 @@ ERROR_TEXT = {
     "stream_error": "The answer ended with an error.",
     "unsupported_media_type": "The request was sent in a form the server does not accept.",
     "worker_lost": "The server process writing this answer stopped; regenerate it.",
+    "invalid_import": "That file is not a chat export; nothing was imported.",
+    "unknown_format": "The server cannot export a chat in that format.",
 }
 """Words for every code of the contract (:mod:`app.wire.codes`; a test holds them equal)."""
 DETAILED: Final = frozenset(
@@ -138,6 +140,7 @@ DETAILED: Final = frozenset(
         "attachment_type_unsupported",
         "http_error",
         "invalid_body",
+        "invalid_import",
         "provider_error",
         "provider_refused",
         "stream_error",

@@ -35,6 +35,7 @@ ApiErrorCode = Literal[
     "invalid_body",
     "invalid_credentials",
     "invalid_header",
+    "invalid_import",
     "method_not_allowed",
     "model_not_found",
     "model_unavailable",
@@ -56,6 +57,7 @@ ApiErrorCode = Literal[
     "tool_call_not_found",
     "too_many_runs",
     "unauthenticated",
+    "unknown_format",
     "unsupported_media_type",
 ]
 """Codes of ``{"error": {"code", "message"}}`` answers (the ``provider_*`` ones: a model

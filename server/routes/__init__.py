@@ -5,6 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from server.http.auth import get_session, sign_in, sign_out, sign_out_everywhere
+from server.routes.chat_files import export_chat, import_chat
 from server.routes.chats import (
     compact_chat,
     create_chat,
@@ -30,6 +31,8 @@ def api_routes() -> list[web.RouteDef]:
         web.get("/api/models", list_models),
         web.get("/api/chats", list_chats),
         web.post("/api/chats", create_chat),
+        web.post("/api/chats/import", import_chat),
+        web.get("/api/chats/{chat_id}/export", export_chat),
         web.get("/api/chats/{chat_id}", get_chat),
         web.delete("/api/chats/{chat_id}", delete_chat),
         web.patch("/api/chats/{chat_id}", rename_chat),

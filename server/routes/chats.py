@@ -116,20 +116,24 @@ async def get_chat(request: web.Request) -> web.Response:
     """``GET /api/chats/{chatId}``: the chat and its messages."""
     svc = services(request)
     row = await chat_of(svc.db, current_user(request), request.match_info["chat_id"])
+    return answer_payload(await read_chat(svc, row, current_user(request)))
+
+
+async def read_chat(svc: Services, row: Row, user_id: str) -> ChatDetail:
+    """The chat read of the chat ``row`` (also the body of its JSON export)."""
     usage = await _shown_usage(svc, row)
     summary = _summary(row)
-    detail = ChatDetail(
+    return ChatDetail(
         id=summary.id,
         title=summary.title,
         created_at=summary.created_at,
         updated_at=summary.updated_at,
         messages=await with_ledger_effects(
-            svc.db, row["id"], current_user(request), await chat_messages(svc.db, row["id"])
+            svc.db, row["id"], user_id, await chat_messages(svc.db, row["id"])
         ),
         context_info=ContextUsagePayload(**usage.fields()),
         model_id=row["last_model_id"],
     )
-    return answer_payload(detail)
 
 
 async def _shown_usage(svc: Services, chat: Row) -> ContextUsage:
