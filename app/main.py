@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from app.browser import device, edge, net, page
+from app.browser import chat_files, device, edge, net, page
 from app.browser.code_runner import CodeRunner, DataFiles
 from app.browser.dom import BrowserDom
 from app.browser.enhance import Enhancer
@@ -180,7 +180,8 @@ async def main() -> None:
             lambda: [a for m in stream.get_state().messages for a in m.attachments],
         )
     )
-    bindings = page.Page(controller, api, dom, session.limits, code)
+    files = chat_files.for_stream(backend, stream)
+    bindings = page.Page(controller, api, dom, session.limits, code, files)
     queued = edge.take_queued_prompts()  # NOTE: with bind(), one synchronous step: none lost
     bindings.bind()
     stream.subscribe(_switch_drafts(bindings.drafts))

@@ -13,6 +13,7 @@ import js
 from pyodide.ffi import create_once_callable
 
 from app.browser import device, tool_decisions
+from app.browser.chat_files import IMPORT_INPUT, ChatFiles
 from app.browser.code_runner import CodeRunner
 from app.browser.dom import BrowserDom
 from app.browser.edge import (
@@ -287,6 +288,7 @@ class Page:
         dom: BrowserDom,
         limits: UploadLimits | None = None,
         code: CodeRunner | None = None,
+        chat_files: ChatFiles | None = None,
     ) -> None:
         self._controller = controller
         self._api = api
@@ -295,6 +297,7 @@ class Page:
         self.drafts = Drafts()
         self._files = Files(api, limits, controller)
         self._code = code or CodeRunner()
+        self._chat_files = chat_files
         self._search_timer: int | None = None
 
     def bind(self) -> None:
@@ -308,6 +311,8 @@ class Page:
         on(js.document.body, "click", self._on_click)
         on(js.document.body, "keydown", self._on_edit_key)
         on(query("input[type=file][name=attachments]"), "change", self._on_files)
+        if self._chat_files is not None:
+            on(query(IMPORT_INPUT), "change", self._chat_files.on_file)
         on(js_prompt, "paste", self._on_paste)
         for kind in ("dragover", "dragleave", "drop"):
             on(js.document, kind, self._on_drag)
@@ -329,6 +334,7 @@ class Page:
             "input[type=file][name=attachments]",
             "[data-action=new-chat]",
             "input[name=chat-search]",
+            IMPORT_INPUT,
         ):
             query(selector).disabled = False
         kept = kept_options()
@@ -490,6 +496,7 @@ class Page:
             "close-shortcuts": Act(None),
             "skip-to-composer": Act(None),
             "update-app": Act(None),  # NOTE: boot.js's, with the service worker
+            "import-chat": Act(None),  # NOTE: a label: the browser opens the file chooser
             # the controller's, on the chat
             "stop": Act(tell("stop"), PROMPT),  # NOTE: focus never falls to <body> after Stop
             "compact": Act(tell("compact")),
@@ -531,7 +538,12 @@ class Page:
             "close-drawer": Act(lambda _t, _m: self._close_drawer()),
             "composer-options": Act(lambda target, _m: self._toggle_options(target)),
             "shortcuts": Act(lambda _t, _m: query("#shortcuts").showModal()),
+            "export-chat": Act(self._export),
         }
+
+    def _export(self, js_target: JsValue, _message_id: str | None) -> None:
+        if self._chat_files is not None:
+            self._chat_files.export(js_target)
 
     def _regenerate(self, _js_target: JsValue, message_id: str | None) -> None:
         if tool_decisions.confirm_regenerate(self._controller, message_id):

@@ -28,6 +28,7 @@ from app.state.state import (
 from app.ui.answer_menu import answer_menu_html, continuation_words
 from app.ui.chat_groups import period_label
 from app.ui.error_words import SERVER_FAULT_WORDS, is_server_fault
+from app.ui.export_menu import export_menu_html
 from app.ui.image import image_html
 from app.ui.markup import attr
 from app.ui.partial_copy import COPY_PARTIAL_WORDS, partial_text
@@ -284,6 +285,7 @@ def chat_head_html(state: State) -> str:
         f'<h1 class="chat-title">{escape(title)}</h1>'
         + icon_button("rename-chat", "Rename chat", "rename", text="Rename")
         + icon_button("delete-chat", "Delete chat", "delete", text="Delete")
+        + export_menu_html()
     )
 
 

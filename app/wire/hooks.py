@@ -33,6 +33,8 @@ PageAction = Literal[
     "dismiss-toast",
     "edit",
     "edit-queued",
+    "export-chat",
+    "import-chat",
     "jump-to-latest",
     "new-chat",
     "open-drawer",

@@ -94,7 +94,7 @@ def _cors_headers(request: web.Request) -> dict[str, str]:
         "Access-Control-Allow-Origin": origin,
         "Access-Control-Allow-Credentials": "true",
         # NOTE: the page reads how long to wait before trying again (429, 503)
-        "Access-Control-Expose-Headers": "Retry-After",
+        "Access-Control-Expose-Headers": "Retry-After, Content-Disposition",
     }
 
 

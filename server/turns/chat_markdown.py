@@ -29,8 +29,12 @@ class UnknownLeaf(LookupError):
 
 
 def branch(messages: Sequence[MessageOut], leaf: str | None) -> list[MessageOut]:
-    """The messages from the top down to ``leaf`` (``None``: the newest answer), in order."""
+    """The messages from the top down to ``leaf`` (a message's id, or the run id of an answer;
+    ``None``: the newest answer), in order."""
     by_id = {message.id: message for message in messages}
+    # NOTE: the page names an answer by its run id, which it made itself, so it knows it even
+    # for an answer whose stream never said the message's id
+    by_id |= {message.run_id: message for message in messages if message.run_id is not None}
     if leaf is None:
         answers = [message for message in messages if message.role == "assistant"]
         end = answers[-1] if answers else (messages[-1] if messages else None)

@@ -127,6 +127,8 @@ async def test_the_markdown_export_is_the_branch_on_screen(api: Api, server: Tes
     assert "The Amazon." in shown and "half" not in shown, "the attempt on screen, run_1"
     assert "## Assistant (attempt 1 of 2)" in shown
     assert "<details><summary>Thinking</summary>\n\npondering\n\n</details>" in shown
+    _, by_run = await export(api, chat_id, "format=markdown&leaf=run_2")
+    assert by_run == shown, "an answer is also named by its run id"
     _, newest = await export(api, chat_id, "format=markdown")
     assert "Edited?" in newest and "Cut" in newest and "And?" not in newest
     assert "> *Cut at the length limit.*" in newest
