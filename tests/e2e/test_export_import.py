@@ -1,6 +1,7 @@
 """A chat as a file, in real Chromium (SPEC §14): Export downloads the branch on screen as
 Markdown and the whole chat as JSON; Import opens that JSON as a new chat that reads the same,
-both branches reachable; a file that is not a chat export is refused in words."""
+both branches reachable; a file that is not a chat export is refused in words; the same from a
+static deploy whose API is on another origin."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from pathlib import Path
 
 from playwright.sync_api import FilePayload, Locator, Page, expect
 
-from tests.e2e.conftest import LiveServer, PageGuard
-from tests.e2e.scenarios import answer_of, done, on_next_stream, send, text
+from tests.e2e import test_static_deploy
+from tests.e2e.conftest import BOOT_TIMEOUT_MS, LiveServer, PageGuard
+from tests.e2e.scenarios import STREAM_ROUTE, answer_of, done, on_next_stream, send, text
 
 STREAM_MS = 20_000
 IMPORTED = "**/api/chats/import"
@@ -109,3 +111,40 @@ def test_a_file_that_is_not_a_chat_export_is_refused_in_words(
     )
     expect(answer.locator(".message-text")).to_have_text("Kept.")
     expect(riacho.locator("#chat-list [data-chat-id]")).to_have_count(listed)
+
+
+# --- a static deploy on another origin -----------------------------------------------------------
+
+deploy = test_static_deploy.deploy  # NOTE: that module's bundle and API, reused here
+
+
+def test_a_static_deploy_exports_and_imports_with_its_credentials(
+    page: Page, guard: PageGuard, deploy: test_static_deploy.StaticDeploy, tmp_path: Path
+) -> None:
+    """The page on a plain static host, the API on another origin: the downloads and the
+    import carry the session cookie there (and the file keeps its server-made name)."""
+    guard.allow_console_error(r"status of 401")  # NOTE: the first GET /api/session, signed out
+    page.goto(deploy.page_url)
+    expect(page.locator("form[name=sign-in]")).to_be_visible(timeout=BOOT_TIMEOUT_MS)
+    test_static_deploy._sign_in(page)
+    with page.expect_request(STREAM_ROUTE) as sent:
+        page.locator("textarea[name=prompt]").fill("Hello from a static host")
+        page.locator("[data-action=send]").click()
+    answer = answer_of(page, json.loads(sent.value.post_data or "{}")["runId"])
+    expect(answer).to_have_attribute("data-status", "completed", timeout=60_000)
+
+    markdown = _export(page, "markdown", tmp_path)
+    assert markdown.name == "Hello-from-a-static-host.md"
+    assert "## You\n\nHello from a static host" in markdown.read_text(encoding="utf-8")
+    exported = _export(page, "json", tmp_path)
+    with page.expect_response("**/api/chats/import") as answered:
+        page.locator("input[type=file][name=import]").set_input_files(exported)
+    assert answered.value.status == 201
+    new_id = answered.value.json()["id"]
+    expect(page.locator(f'#chat-list [data-chat-id="{new_id}"]')).to_have_attribute(
+        "aria-current", "true", timeout=STREAM_MS
+    )
+    imported = page.locator("[data-role=assistant]")
+    expect(imported).to_have_count(1)
+    expect(imported).to_have_attribute("data-status", "completed")
+    expect(imported.locator(".message-text")).to_contain_text("You asked: Hello from a static host")
