@@ -323,6 +323,16 @@ async def test_a_file_over_the_cap_is_refused_saying_the_cap(api: Api) -> None:
     assert (error["code"], error["message"]) == ("invalid_import", "a chat file is at most 8 MB")
 
 
+async def test_a_file_under_the_cap_imports_though_larger_than_other_bodies(api: Api) -> None:
+    words = "w" * 1_000_000  # NOTE: a text is at most 1 MiB; three make a 3 MB file
+    data = _file()
+    data["messages"][0]["text"] = words
+    data["messages"][1] |= {"text": words, "parts": [{"type": "text", "text": words}]}
+    new_id = (await import_file(api, json.dumps(data)))["id"]
+    read = await api.json("GET", f"/api/chats/{new_id}")
+    assert [m["text"] for m in read["messages"]] == [words, words]
+
+
 async def test_a_failed_insert_leaves_nothing_behind(api: Api, server: TestServer) -> None:
     """One transaction: a run row that cannot be stored undoes the chat and its messages."""
     data = _file()
