@@ -403,7 +403,7 @@ def _flat(events: list[JsonObject | list[JsonObject]]) -> list[JsonObject]:
 
 
 @settings(
-    max_examples=12,
+    max_examples=30,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
