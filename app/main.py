@@ -180,6 +180,7 @@ async def main() -> None:
         DataFiles(
             lambda attachment_id: backend.url(f"/api/attachments/{attachment_id}"),
             lambda: [a for m in stream.get_state().messages for a in m.attachments],
+            device.DEVICE_CACHE + session.user_id,
         ),
         lambda: code_settings.of(stream.get_state().active_chat_id),
     )

@@ -20,7 +20,7 @@ from typing import Any
 
 import js
 from pyodide.code import run_js
-from pyodide.ffi import create_once_callable, create_proxy, to_js
+from pyodide.ffi import JsException, create_once_callable, create_proxy, to_js
 
 from app.browser.edge import JsValue, js_object, present, query_params, spawn
 from app.state.client_tool import CodeSettings
@@ -44,19 +44,26 @@ from app.ui.code_settings import settings_html
 from app.wire.api import AttachmentInfo
 
 HOST = "./static/code/host.mjs"
+# NOTE: a URL of the page's own folder that nothing serves (app.browser.device's entries)
+ATTACHMENT_ENTRY = "./__device__/attachment/"
 INTERRUPT_GRACE_MS = 600
 Files = Callable[[], Awaitable[list[dict[str, Any]]]]  # NOTE: [{name, bytes}] for /mnt/data/
 
 
 class DataFiles:
-    """The chat's attachments for ``/mnt/data/``: each read from the server once, then kept
-    (for this page's life) and handed to every run as a copy."""
+    """The chat's attachments for ``/mnt/data/``: each read from the server once, then kept on
+    the device (in the user's own cache, ``device_cache``, which sign-out removes: SPEC §11) and
+    in memory, and handed to every run as a copy. A reload reads them from the device."""
 
     def __init__(
-        self, url: Callable[[str], str], attachments: Callable[[], Iterable[AttachmentInfo]]
+        self,
+        url: Callable[[str], str],
+        attachments: Callable[[], Iterable[AttachmentInfo]],
+        device_cache: str | None = None,
     ) -> None:
         self._url = url
         self._attachments = attachments
+        self._device_cache = device_cache
         self._kept: dict[str, JsValue] = {}
 
     async def __call__(self) -> list[dict[str, Any]]:
@@ -69,6 +76,36 @@ class DataFiles:
         return files
 
     async def _read(self, attachment_id: str) -> JsValue:
+        js_bytes = await self._from_device(attachment_id)
+        if js_bytes is None:
+            js_bytes = await self._from_server(attachment_id)
+            if js_bytes is not None:
+                await self._to_device(attachment_id, js_bytes)
+        if js_bytes is not None:
+            self._kept[attachment_id] = js_bytes
+        return js_bytes
+
+    async def _from_device(self, attachment_id: str) -> JsValue:
+        if self._device_cache is None:
+            return None
+        try:
+            js_cache = await js.caches.open(self._device_cache)
+            js_response = await js_cache.match(ATTACHMENT_ENTRY + attachment_id)
+            return await js_response.arrayBuffer() if present(js_response) else None
+        except (JsException, AttributeError):  # NOTE: no Cache Storage here: not kept
+            return None
+
+    async def _to_device(self, attachment_id: str, js_bytes: JsValue) -> None:
+        if self._device_cache is None:
+            return
+        try:
+            js_cache = await js.caches.open(self._device_cache)
+            js_response = js.Response.new(js_bytes.slice(0))
+            await js_cache.put(ATTACHMENT_ENTRY + attachment_id, js_response)
+        except (JsException, AttributeError):  # NOTE: storage full, or none: read it again
+            return
+
+    async def _from_server(self, attachment_id: str) -> JsValue:
         options = js_object({"credentials": "include"})
         try:
             js_response = await js.fetch(self._url(attachment_id), options)
@@ -76,9 +113,7 @@ class DataFiles:
             return None
         if not bool(js_response.ok):
             return None
-        js_bytes = await js_response.arrayBuffer()
-        self._kept[attachment_id] = js_bytes
-        return js_bytes
+        return await js_response.arrayBuffer()
 
 
 class CodeRunner:

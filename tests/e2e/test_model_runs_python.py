@@ -140,11 +140,13 @@ def test_two_tabs_running_it_at_once_deliver_one_result(
     for tab in (app, other):
         tab_answer = tab.locator(f'[data-role=assistant][data-run-id="{run_id}"]')
         expect(tab_answer).to_have_attribute("data-status", "completed", timeout=TIMEOUT_MS)
+        # NOTE: the slower tab's code is stopped once the other tab's result stands (the call
+        # no longer waits), unless it finished first: then its post is refused
         expect(tab.locator(f'[data-run-id="{run_id}"] [data-code-output]')).to_have_attribute(
-            "data-run-state", "done", timeout=TIMEOUT_MS
+            "data-run-state", re.compile("^(done|stopped)$"), timeout=TIMEOUT_MS
         )
     app.wait_for_function("() => true")  # NOTE: let the last response events arrive
-    assert sorted(first + second) == [200, 409], (first, second)
+    assert sorted(first + second) in ([200], [200, 409]), (first, second)
     (call,) = _calls(app, run_id)
     texts = {
         tab.locator(f'[data-role=assistant][data-run-id="{run_id}"] .message-text').inner_text()
@@ -186,3 +188,27 @@ def test_with_run_code_automatically_on_the_next_code_runs_without_asking(app: P
     expect(later).to_have_attribute("data-status", "completed", timeout=TIMEOUT_MS)
     expect(later.locator(".message-text")).to_contain_text("The code printed: 100")
     expect(later.locator("[data-code-output]")).to_have_attribute("data-run-state", "done")
+
+
+def test_an_attachment_is_read_from_the_server_once_and_kept_on_the_device(app: Page) -> None:
+    app.locator("input[type=file][name=attachments]").set_input_files(
+        [{"name": "rain.csv", "mimeType": "text/csv", "buffer": b"city,mm\nPorto,30\nLisboa,10\n"}]
+    )
+    expect(app.locator("#attachment-list [data-file-state=ready]")).to_have_count(1)
+    code = "import csv\nrows = list(csv.DictReader(open('/mnt/data/rain.csv')))\nprint(len(rows))"
+    with app.expect_request(lambda r: "/api/attachments/" in r.url and r.method == "GET"):
+        answer, card = _ask(app, code)
+        card.locator("[data-action=approve-tool]").click()
+    expect(answer.locator(".message-text")).to_contain_text(
+        "The code printed: 2", timeout=TIMEOUT_MS
+    )
+    app.reload()
+    app.wait_for_selector("html[data-ready]", state="attached", timeout=TIMEOUT_MS)
+    reads: list[str] = []
+    app.on("request", lambda r: reads.append(r.url) if "/api/attachments/" in r.url else None)
+    again, card = _ask(app, "print(open('/mnt/data/rain.csv').read().count('\\n'))")
+    card.locator("[data-action=approve-tool]").click()
+    expect(again.locator(".message-text")).to_contain_text(
+        "The code printed: 3", timeout=TIMEOUT_MS
+    )
+    assert [url for url in reads if "/api/attachments/" in url and "thumb" not in url] == []
