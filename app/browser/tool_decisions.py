@@ -12,7 +12,7 @@ from typing import Any
 
 import js
 
-from app.browser.edge import log, spawn
+from app.browser.edge import log, present, spawn
 from app.run.transport import ChatApi
 from app.ui.controller import Controller
 from app.wire.errors import ChatError
@@ -36,7 +36,7 @@ def decide(api: ChatApi, js_button: JsValue, approved: bool) -> None:
     call_id = str(js_card.getAttribute("data-tool-call-id"))
     run_id = str(js_run.getAttribute("data-run-id"))
     js_client_card = js_button.closest('[data-runs-in="client"]')
-    if js_client_card is not None:
+    if present(js_client_card):
         for handler in _client:
             handler(js_client_card, run_id, call_id, approved)
         return

@@ -212,3 +212,22 @@ def test_an_attachment_is_read_from_the_server_once_and_kept_on_the_device(app: 
         "The code printed: 3", timeout=TIMEOUT_MS
     )
     assert [url for url in reads if "/api/attachments/" in url and "thumb" not in url] == []
+
+
+def test_a_chats_time_limit_is_changed_under_a_run_and_the_limit_hit_is_said(app: Page) -> None:
+    answer, card = _ask(app, "print('first')")
+    card.locator("[data-action=approve-tool]").click()
+    expect(answer).to_have_attribute("data-status", "completed", timeout=TIMEOUT_MS)
+    limit = card.locator("[data-code-output] select[name=code-time-limit]")
+    expect(limit).to_have_value("30")  # NOTE: the default
+    limit.select_option("10")
+    slow, slow_card = _ask(app, "while True:\n    pass")
+    slow_card.locator("[data-action=approve-tool]").click()
+    panel = slow_card.locator("[data-code-output]")
+    expect(panel).to_have_attribute("data-run-state", "killed", timeout=TIMEOUT_MS)
+    expect(panel).to_have_attribute("data-limit", "time")
+    expect(panel.locator(".code-run-state")).to_contain_text("time limit of 10 s")
+    expect(slow.locator(".message-text")).to_contain_text(
+        "The code did not finish", timeout=TIMEOUT_MS
+    )
+    expect(panel.locator("select[name=code-time-limit]")).to_have_value("10")

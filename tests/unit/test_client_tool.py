@@ -20,6 +20,7 @@ from app.state.client_tool import (
     with_settings,
 )
 from app.state.code_run import Chunk, CodeRunState, OutFile
+from app.state.decisions import waits_on_a_tool
 from app.state.state import ChatState, RunState, RunStatus, State
 from app.ui.code_settings import settings_html
 from app.ui.tool_card import tool_call_html
@@ -162,3 +163,8 @@ def test_the_card_of_a_waiting_call_shows_the_code_with_run_and_dont_run() -> No
     (finished,) = fold_all(_events(result=True))
     assert isinstance(finished, ToolCallPart)
     assert "approve-tool" not in tool_call_html(finished, run_live=True)
+
+
+def test_the_pages_idle_timeout_waits_while_a_call_waits_for_a_page() -> None:
+    assert waits_on_a_tool(fold_all(_events()))
+    assert not waits_on_a_tool(fold_all(_events(result=True)))
