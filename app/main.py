@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Callable
 
 from app.browser import chat_files, device, edge, net, page
+from app.browser.client_tool import ClientTools, CodeSettingsKept
 from app.browser.code_runner import CodeRunner, DataFiles
 from app.browser.dom import BrowserDom
 from app.browser.enhance import Enhancer
@@ -174,12 +175,17 @@ async def main() -> None:
     notices = NoticeTimer(stream.get_state, stream.dismiss_notice, config.notice_ms)
     stream.subscribe(notices.on_change)
     controller = Controller(stream, page.copy_to_clipboard, page.picked_model)
+    code_settings = CodeSettingsKept(session.user_id)
     code = CodeRunner(
         DataFiles(
             lambda attachment_id: backend.url(f"/api/attachments/{attachment_id}"),
             lambda: [a for m in stream.get_state().messages for a in m.attachments],
-        )
+            device.DEVICE_CACHE + session.user_id,
+        ),
+        lambda: code_settings.of(stream.get_state().active_chat_id),
     )
+    client_tools = ClientTools(api, code, stream.get_state, code_settings)
+    stream.subscribe(client_tools.on_change)
     files = chat_files.for_stream(backend, stream)
     bindings = page.Page(controller, api, dom, session.limits, code, files)
     queued = edge.take_queued_prompts()  # NOTE: with bind(), one synchronous step: none lost
@@ -187,7 +193,9 @@ async def main() -> None:
     stream.subscribe(_switch_drafts(bindings.drafts))
     back_online = edge.on_back_online(lambda: _back_online(stream))
     went_offline = edge.on_offline(lambda: stream.server_reached(False))
-    edge.on_page_hide(_teardown(stream, bindings, dom, notices, back_online, went_offline))
+    edge.on_page_hide(
+        _teardown(stream, bindings, dom, notices, back_online, went_offline, client_tools.listeners)
+    )
     models, _ = await asyncio.gather(api.list_models(), stream.refresh_chats())
     page.show_models(models)
     stream.set_models(models)

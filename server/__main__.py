@@ -26,6 +26,7 @@ from server.config.providers import (
     from_command_line,
     load_file,
 )
+from server.config.tools import DEFAULT_CLIENT_TOOL_TIMEOUT_S
 from server.http.deadlines import handler_options
 from server.http.services import SERVICES
 from server.model.catalog import DEMO_MODELS
@@ -167,6 +168,11 @@ def _provider_arguments(g: argparse._ArgumentGroup) -> None:
     g.add_argument(
         "--approval-timeout-s", type=float, help="an acting tool's wait for approval (default 600)"
     )
+    g.add_argument(
+        "--client-tool-timeout-s",
+        type=float,
+        help="the wait for a page to run the model's python (default 300)",
+    )
 
 
 def _providers(a: argparse.Namespace) -> tuple[tuple[ProviderSettings, ...], ProvidersFile]:
@@ -230,6 +236,7 @@ def parse_args(argv: list[str]) -> Config:
         max_model_calls=a.max_model_calls or file.max_model_calls or DEFAULT_MAX_MODEL_CALLS,
         mcp=file.mcp,
         approval_timeout_s=a.approval_timeout_s or file.approval_timeout_s,
+        client_tool_timeout_s=a.client_tool_timeout_s or DEFAULT_CLIENT_TOOL_TIMEOUT_S,
         auth=a.auth,
         trusted_user_header=a.trusted_user_header,
         trusted_proxies=tuple(a.trusted_proxy) or LOOPBACK_PROXIES,

@@ -6,7 +6,8 @@ demo model one question with thinking and tools on (so the answer has a thought,
 an image, a table, highlighted code and typeset math), and writes
 ``docs/screenshot-{desktop,mobile}-{light,dark}.png``; then, at phone size, the app as its
 service worker serves it with the network off: a chat read from the device, a prompt waiting
-for the connection (``docs/screenshot-offline.png``).
+for the connection (``docs/screenshot-offline.png``); and, at desktop size, the model's
+``python`` call run in the page (``docs/screenshot-python.png``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,11 @@ from chromium import find_chromium  # noqa: E402
 from service_worker import WORKER_ACTIVE  # noqa: E402
 
 DOCS = ROOT / "docs"
+PYTHON_PROMPT = (
+    "Run python: import statistics\nrain = {'Porto': 1254, 'Lisboa': 725, 'Faro': 509}\n"
+    "for city, mm in rain.items():\n    print(f'{city:8} {mm:5} mm')\n"
+    "print('mean', round(statistics.mean(rain.values())), 'mm')"
+)
 PROMPT = "Draw a river at dawn, then show the quadratic formula math with some code"
 SIZES: dict[str, dict[str, Any]] = {
     "desktop": {"viewport": {"width": 1280, "height": 800}, "device_scale_factor": 1},
@@ -122,6 +128,23 @@ def shoot_offline(page: Page, url: str, path: Path) -> None:
     print(f"screenshots: wrote {path.relative_to(ROOT)}", flush=True)
 
 
+def shoot_python(page: Page, url: str, path: Path) -> None:
+    """The demo model's python call: its code in the tool card, run in the page, the answer."""
+    page.goto(url)
+    page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_MS)
+    page.locator("textarea[name=prompt]").fill(PYTHON_PROMPT)
+    page.locator("[data-action=send]").click()
+    run = page.locator("[data-runs-in=client] [data-action=approve-tool]")
+    run.wait_for(timeout=120_000)
+    run.click()
+    page.locator("[data-role=assistant][data-status=completed]").wait_for(timeout=120_000)
+    page.locator("[data-runs-in=client]").evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.mouse.move(0, 0)
+    page.wait_for_timeout(400)
+    page.screenshot(path=str(path))
+    print(f"screenshots: wrote {path.relative_to(ROOT)}", flush=True)
+
+
 def main() -> None:
     executable = find_chromium()
     if executable is None:
@@ -144,6 +167,9 @@ def main() -> None:
                         context.close()
                 context = browser.new_context(**SIZES["mobile"], color_scheme="light")
                 shoot_offline(context.new_page(), url, DOCS / "screenshot-offline.png")
+                context.close()
+                context = browser.new_context(**SIZES["desktop"], color_scheme="light")
+                shoot_python(context.new_page(), url, DOCS / "screenshot-python.png")
                 context.close()
                 browser.close()
         finally:

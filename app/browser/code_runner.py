@@ -20,11 +20,11 @@ from typing import Any
 
 import js
 from pyodide.code import run_js
-from pyodide.ffi import create_once_callable, create_proxy, to_js
+from pyodide.ffi import JsException, create_once_callable, create_proxy, to_js
 
 from app.browser.edge import JsValue, js_object, present, query_params, spawn
+from app.state.client_tool import CodeSettings
 from app.state.code_run import (
-    DEFAULT_TIME_LIMIT_MS,
     Chunk,
     CodeEvent,
     CodeRunState,
@@ -40,22 +40,30 @@ from app.state.code_run import (
     start,
 )
 from app.ui.code_output import output_attributes, output_html
+from app.ui.code_settings import settings_html
 from app.wire.api import AttachmentInfo
 
 HOST = "./static/code/host.mjs"
+# NOTE: a URL of the page's own folder that nothing serves (app.browser.device's entries)
+ATTACHMENT_ENTRY = "./__device__/attachment/"
 INTERRUPT_GRACE_MS = 600
 Files = Callable[[], Awaitable[list[dict[str, Any]]]]  # NOTE: [{name, bytes}] for /mnt/data/
 
 
 class DataFiles:
-    """The chat's attachments for ``/mnt/data/``: each read from the server once, then kept
-    (for this page's life) and handed to every run as a copy."""
+    """The chat's attachments for ``/mnt/data/``: each read from the server once, then kept on
+    the device (in the user's own cache, ``device_cache``, which sign-out removes: SPEC §11) and
+    in memory, and handed to every run as a copy. A reload reads them from the device."""
 
     def __init__(
-        self, url: Callable[[str], str], attachments: Callable[[], Iterable[AttachmentInfo]]
+        self,
+        url: Callable[[str], str],
+        attachments: Callable[[], Iterable[AttachmentInfo]],
+        device_cache: str | None = None,
     ) -> None:
         self._url = url
         self._attachments = attachments
+        self._device_cache = device_cache
         self._kept: dict[str, JsValue] = {}
 
     async def __call__(self) -> list[dict[str, Any]]:
@@ -68,6 +76,36 @@ class DataFiles:
         return files
 
     async def _read(self, attachment_id: str) -> JsValue:
+        js_bytes = await self._from_device(attachment_id)
+        if js_bytes is None:
+            js_bytes = await self._from_server(attachment_id)
+            if js_bytes is not None:
+                await self._to_device(attachment_id, js_bytes)
+        if js_bytes is not None:
+            self._kept[attachment_id] = js_bytes
+        return js_bytes
+
+    async def _from_device(self, attachment_id: str) -> JsValue:
+        if self._device_cache is None:
+            return None
+        try:
+            js_cache = await js.caches.open(self._device_cache)
+            js_response = await js_cache.match(ATTACHMENT_ENTRY + attachment_id)
+            return await js_response.arrayBuffer() if present(js_response) else None
+        except (JsException, AttributeError):  # NOTE: no Cache Storage here: not kept
+            return None
+
+    async def _to_device(self, attachment_id: str, js_bytes: JsValue) -> None:
+        if self._device_cache is None:
+            return
+        try:
+            js_cache = await js.caches.open(self._device_cache)
+            js_response = js.Response.new(js_bytes.slice(0))
+            await js_cache.put(ATTACHMENT_ENTRY + attachment_id, js_response)
+        except (JsException, AttributeError):  # NOTE: storage full, or none: read it again
+            return
+
+    async def _from_server(self, attachment_id: str) -> JsValue:
         options = js_object({"credentials": "include"})
         try:
             js_response = await js.fetch(self._url(attachment_id), options)
@@ -75,16 +113,18 @@ class DataFiles:
             return None
         if not bool(js_response.ok):
             return None
-        js_bytes = await js_response.arrayBuffer()
-        self._kept[attachment_id] = js_bytes
-        return js_bytes
+        return await js_response.arrayBuffer()
 
 
 class CodeRunner:
     """Runs blocks one at a time in one sandbox; draws each block's run."""
 
-    def __init__(self, attachments: Files | None = None) -> None:
+    def __init__(
+        self, attachments: Files | None = None, settings: Callable[[], CodeSettings] | None = None
+    ) -> None:
         self._attachments = attachments
+        self._settings = settings or CodeSettings  # NOTE: the active chat's code settings
+        self._on_end: dict[int, Callable[[CodeRunState], None]] = {}
         self._sandbox: JsValue = None
         self._isolated = False
         self._runs: dict[int, CodeRunState] = {}
@@ -97,24 +137,48 @@ class CodeRunner:
 
     def run(self, js_button: JsValue) -> None:
         """Run the block of ``js_button`` (its Run button)."""
-        if self._active is not None:
-            self._say(js_button, "Another block is running: stop it first")
-            return
         js_block = js_button.closest(".code-block")
         code = str(js_block.querySelector("code").textContent)
+        if self.run_code(code, js_block) is None:
+            self._say(js_button, "Another block is running: stop it first")
+
+    @property
+    def busy(self) -> bool:
+        """Whether a run is going on (one at a time)."""
+        return self._active is not None
+
+    def run_code(
+        self,
+        code: str,
+        js_anchor: JsValue,
+        on_end: Callable[[CodeRunState], None] | None = None,
+    ) -> int | None:
+        """Run ``code`` with its panel after ``js_anchor``; ``on_end`` gets the finished run.
+        ``None`` (nothing started) while another run goes on."""
+        if self._active is not None:
+            return None
         self._next += 1
         run_id = self._next
-        self._runs[run_id] = start(
-            run_id, fresh=self._sandbox is None, time_limit_ms=self._time_limit_ms
-        )
-        self._panels[run_id] = _panel_after(js_block, run_id)
+        limit = self._time_limit_ms or self._settings().time_limit_ms
+        self._runs[run_id] = start(run_id, fresh=self._sandbox is None, time_limit_ms=limit)
+        self._panels[run_id] = _panel_after(js_anchor, run_id)
+        if on_end is not None:
+            self._on_end[run_id] = on_end
         self._active = run_id
         self._draw(run_id)
         spawn(self._start(run_id, code))
+        return run_id
+
+    def panel(self, run_id: int) -> JsValue:
+        """The output panel of ``run_id`` (``None`` if there is no such run)."""
+        return self._panels.get(run_id)
 
     def stop(self, js_button: JsValue) -> None:
         """Stop the run whose panel holds ``js_button``."""
-        run_id = int(js_button.closest("[data-code-output]").getAttribute("data-code-run"))
+        self.stop_run(int(js_button.closest("[data-code-output]").getAttribute("data-code-run")))
+
+    def stop_run(self, run_id: int) -> None:
+        """Stop ``run_id`` if it is the run going on."""
         if run_id != self._active:
             return
         if self._isolated and self._runs[run_id].status == "running":
@@ -184,6 +248,9 @@ class CodeRunner:
                 self._sandbox.end()  # NOTE: the output cap: the code may still be printing
                 self._sandbox = None
         self._draw(event.run_id)
+        on_end = self._on_end.pop(event.run_id, None) if after.finished else None
+        if on_end is not None:
+            on_end(after)
 
     def _draw(self, run_id: int) -> None:
         js_panel = self._panels[run_id]
@@ -193,7 +260,8 @@ class CodeRunner:
         for name in ("data-limit", "data-state-kept"):
             if name not in output_attributes(state):
                 js_panel.removeAttribute(name)
-        js_panel.innerHTML = output_html(state, self._urls.get(run_id))
+        footer = settings_html(self._settings()) if state.finished else ""
+        js_panel.innerHTML = output_html(state, self._urls.get(run_id)) + footer
 
     def _say(self, js_button: JsValue, words: str) -> None:
         js_live = js.document.querySelector("[data-announce]")
@@ -245,7 +313,7 @@ def _events(js_message: JsValue, urls: dict[int, dict[str, str]]) -> list[CodeEv
     return []
 
 
-def _time_limit_ms() -> int:
-    """``?codeTimeLimitMs=`` (for tests), else the default."""
+def _time_limit_ms() -> int | None:
+    """``?codeTimeLimitMs=`` (for tests: it wins over the chat's), else ``None``."""
     value = query_params().get("codeTimeLimitMs", "")
-    return int(value) if value.isdigit() and int(value) > 0 else DEFAULT_TIME_LIMIT_MS
+    return int(value) if value.isdigit() and int(value) > 0 else None

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import js
+from pydantic import JsonValue
 from pyodide.ffi import JsException
 
 from app.browser.edge import JsValue, Listeners, early_response, js_object, text_or_none
@@ -34,6 +35,7 @@ from app.wire.api import (
     RespondStreamBody,
     RunInfo,
     SessionInfo,
+    ToolClientResultAnswer,
     ToolDecisionResult,
     encode_payload,
     parse_http_error,
@@ -205,6 +207,13 @@ class BrowserApi:
         path = f"/api/runs/{run_id}/tool-calls/{tool_call_id}/decision"
         answer = await self._json(path, "POST", {"approved": approved})
         return ToolDecisionResult.model_validate(answer)
+
+    async def post_tool_result(
+        self, run_id: str, tool_call_id: str, result: JsonValue, is_error: bool
+    ) -> ToolClientResultAnswer:
+        path = f"/api/runs/{run_id}/tool-calls/{tool_call_id}/result"
+        answer = await self._json(path, "POST", {"result": result, "isError": is_error})
+        return ToolClientResultAnswer.model_validate(answer)
 
     async def get_chat(self, chat_id: str) -> ChatDetail:
         return ChatDetail.model_validate(await self._json(f"/api/chats/{chat_id}"))

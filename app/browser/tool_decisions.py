@@ -7,16 +7,24 @@ A decision is sent once: the card's buttons are disabled at the click and the se
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import js
 
-from app.browser.edge import log, spawn
+from app.browser.edge import log, present, spawn
 from app.run.transport import ChatApi
 from app.ui.controller import Controller
 from app.wire.errors import ChatError
 
 JsValue = Any
+ClientDecision = Callable[[JsValue, str, str, bool], None]
+_client: list[ClientDecision] = []  # NOTE: app.browser.client_tool's, once wired
+
+
+def hand_client_calls_to(handler: ClientDecision) -> None:
+    """Run / Don't run on a card of a call the page runs (SPEC §13) go to ``handler``."""
+    _client[:] = [handler]
 
 
 def decide(api: ChatApi, js_button: JsValue, approved: bool) -> None:
@@ -27,6 +35,11 @@ def decide(api: ChatApi, js_button: JsValue, approved: bool) -> None:
         return
     call_id = str(js_card.getAttribute("data-tool-call-id"))
     run_id = str(js_run.getAttribute("data-run-id"))
+    js_client_card = js_button.closest('[data-runs-in="client"]')
+    if present(js_client_card):
+        for handler in _client:
+            handler(js_client_card, run_id, call_id, approved)
+        return
     js_buttons = js_card.querySelectorAll(".tool-decision button")
     for index in range(int(js_buttons.length)):
         js_buttons.item(index).disabled = True

@@ -42,6 +42,7 @@ from app.state.actions import (
     SearchChanged,
     StopRequested,
 )
+from app.state.client_tool import CLIENT_TOOLS
 from app.state.outbox import Outbox, QueuedPrompt, find, marked, next_to_send, queued, without
 from app.state.reducer import reduce
 from app.state.state import (
@@ -103,6 +104,7 @@ class SendOptions:
             retry_of_run_id=retry_of,
             after_run_id=None if retry_of else after_run,
             at_top=retry_of is None and after_run is None,
+            client_tools=list(CLIENT_TOOLS),
         )
 
 

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from functools import cache
 from typing import Protocol, TypeVar
 
-from pydantic import TypeAdapter
+from pydantic import JsonValue, TypeAdapter
 
 from app.run.transport import ChatApi, Progress
 from app.wire.api import (
@@ -31,6 +31,7 @@ from app.wire.api import (
     ModelInfo,
     RunInfo,
     SessionInfo,
+    ToolClientResultAnswer,
     ToolDecisionResult,
 )
 from app.wire.codes import ClientTimeoutCode
@@ -153,6 +154,11 @@ class KeptApi:
         self, run_id: str, tool_call_id: str, approved: bool
     ) -> ToolDecisionResult:
         return await self._asked(self._api.decide_tool_call(run_id, tool_call_id, approved))
+
+    async def post_tool_result(
+        self, run_id: str, tool_call_id: str, result: JsonValue, is_error: bool
+    ) -> ToolClientResultAnswer:
+        return await self._asked(self._api.post_tool_result(run_id, tool_call_id, result, is_error))
 
     async def rename_chat(self, chat_id: str, title: str) -> ChatSummary:
         return await self._asked(self._api.rename_chat(chat_id, title))

@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Callable
 from typing import Protocol
 
+from pydantic import JsonValue
+
 from app.wire.api import (
     AttachmentInfo,
     CancelResult,
@@ -30,6 +32,7 @@ from app.wire.api import (
     RespondStreamBody,
     RunInfo,
     SessionInfo,
+    ToolClientResultAnswer,
     ToolDecisionResult,
 )
 from app.wire.codes import ClientTimeoutCode
@@ -83,6 +86,13 @@ class ChatApi(Protocol):
     ) -> ToolDecisionResult:
         """``POST /api/runs/{run_id}/tool-calls/{tool_call_id}/decision`` (SPEC §12): the
         decision that stands; 409 ``decision_taken`` when another one was taken first."""
+        ...
+
+    async def post_tool_result(
+        self, run_id: str, tool_call_id: str, result: JsonValue, is_error: bool
+    ) -> ToolClientResultAnswer:
+        """``POST /api/runs/{run_id}/tool-calls/{tool_call_id}/result`` (SPEC §13): the result
+        that stands; 409 ``result_taken`` when another one was posted first."""
         ...
 
     async def get_chat(self, chat_id: str) -> ChatDetail:

@@ -80,8 +80,14 @@ def regenerate_warning(parts: Iterable[Part]) -> str | None:
 
 
 def waits_on_a_tool(parts: Iterable[Part]) -> bool:
-    """Whether the run waits for the user's decision, or for a tool that acts (whose time
-    limit is the server's): its silence then is no sign of a dead stream."""
+    """Whether the run waits for the user's decision, for a tool that acts, or for a page to
+    run the model's code (SPEC §13) — each with a time limit of the server's: its silence then
+    is no sign of a dead stream."""
     return any(
-        isinstance(p, ToolCallPart) and p.effect in ("awaiting_approval", "running") for p in parts
+        isinstance(p, ToolCallPart)
+        and (
+            p.effect in ("awaiting_approval", "running")
+            or (p.runs_in == "client" and p.status == "completed")
+        )
+        for p in parts
     )

@@ -117,6 +117,7 @@ ERROR_TEXT = {
     "conflict": "Another request changed this chat at the same moment; send again.",
     "decision_taken": "That action was already decided elsewhere; the first decision stands.",
     "tool_call_not_found": "That action no longer waits for a decision.",
+    "result_taken": "That code's result was already given from elsewhere; the first one stands.",
     "events_expired": "The rest of this answer is no longer kept on the server; regenerate it.",
     "http_error": "The server answered with an error.",
     "method_not_allowed": "The server does not accept that request.",

@@ -1,5 +1,7 @@
 """The tool card (SPEC §7, §12): name, arguments, status, result; for a tool that acts, its
-effect in words (``data-effect``) and, while it waits, Approve / Deny."""
+effect in words (``data-effect``) and, while it waits, Approve / Deny. A call the page runs
+(SPEC §13, ``data-runs-in="client"``) shows its code and, while it waits, Run / Don't run and
+"Run code automatically in this chat"."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ TOOL_WORDS: Final = {
     "error": "Failed",
 }
 """A tool call's status in words (the ``data-tool-status`` hook keeps the state's name)."""
+CLIENT_WAITING: Final = "Waits for this page to run it"
 
 
 def _attr(name: str, value: str) -> str:
@@ -28,6 +31,8 @@ def tool_status_words(part: ToolCallPart, *, run_live: bool) -> str:
     of a tool that acts says its effect instead."""
     if part.effect is not None and part.effect != "none":
         return effect_words(part, run_live=run_live)
+    if part.runs_in == "client" and part.status == "completed":
+        return CLIENT_WAITING if run_live else "Not run"
     if not run_live and part.status in ("streaming", "completed"):
         return "Not finished"
     return TOOL_WORDS[part.status]
@@ -52,6 +57,32 @@ def _decision_buttons(part: ToolCallPart) -> str:
     )
 
 
+def _client_buttons(part: ToolCallPart) -> str:
+    call = _attr("data-tool-call-id", part.tool_call_id)
+    return (
+        '<div class="tool-decision client-run" role="group" aria-label="Run this code?">'
+        f'<button type="button" data-action="approve-tool"{call}>Run</button>'
+        f'<button type="button" data-action="deny-tool"{call}>Don\'t run</button>'
+        '<label class="auto-run"><input type="checkbox" name="auto-run-code">'
+        " Run code automatically in this chat</label>"
+        '<span class="tool-decision-note">It runs in this page only, with no network.</span>'
+        "</div>"
+    )
+
+
+def _arguments_html(part: ToolCallPart) -> str:
+    code = part.arguments.get("code")
+    if part.runs_in == "client" and isinstance(code, str):
+        return (
+            '<pre class="tool-args tool-code" tabindex="0" aria-label="Code">'
+            f'<code class="language-python">{escape(code)}</code></pre>'
+        )
+    return (
+        '<pre class="tool-args" tabindex="0" aria-label="Arguments">'
+        f"{escape(_json_text(dict(part.arguments)))}</pre>"
+    )
+
+
 def tool_call_html(part: ToolCallPart, *, run_live: bool = True) -> str:
     """A tool call: name, live arguments, status (or effect), result, and Approve / Deny."""
     result = ""
@@ -64,12 +95,13 @@ def tool_call_html(part: ToolCallPart, *, run_live: bool = True) -> str:
     effect = shown_effect(part, run_live=run_live)
     effect_attr = _attr("data-effect", effect) if effect is not None else ""
     buttons = _decision_buttons(part) if waits_for_decision(part, run_live=run_live) else ""
+    if part.runs_in == "client" and run_live and part.status == "completed":
+        buttons = _client_buttons(part)
+    runs_in = _attr("data-runs-in", part.runs_in) if part.runs_in else ""
     return (
         f'<div class="tool-call"{_attr("data-tool-call-id", part.tool_call_id)}'
-        f"{_attr('data-tool-status', part.status)}{effect_attr}>"
+        f"{_attr('data-tool-status', part.status)}{effect_attr}{runs_in}>"
         f'<div class="tool-head"><span class="tool-name">{escape(part.tool_name or "tool")}</span>'
         f' <span class="tool-status">{escape(tool_status_words(part, run_live=run_live))}'
-        "</span></div>"
-        f'<pre class="tool-args" tabindex="0" aria-label="Arguments">'
-        f"{escape(_json_text(dict(part.arguments)))}</pre>{buttons}{result}</div>"
+        f"</span></div>{_arguments_html(part)}{buttons}{result}</div>"
     )

@@ -14,7 +14,7 @@ import re
 from datetime import datetime
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from app.wire.codes import ClientTimeoutCode
 from app.wire.errors import HttpStatusError
@@ -54,6 +54,9 @@ class RespondStreamBody(BaseModel):
     # neither, after the chat's newest answer.
     after_run_id: NonEmptyStr | None = None
     at_top: bool = False
+    # NOTE: the tools the page runs itself (SPEC §13: ``["python"]``); names the server does
+    # not know are ignored. Left out of the body when empty.
+    client_tools: list[str] = Field(default_factory=list, exclude_if=lambda tools: not tools)
 
 
 class _Payload(BaseModel):
@@ -129,6 +132,23 @@ class ToolDecisionResult(_Payload):
     tool_call_id: str
     decision: ToolDecision
     effect: ToolEffect
+
+
+class ToolClientResultBody(_Payload):
+    """``POST /api/runs/{runId}/tool-calls/{toolCallId}/result`` (SPEC §13)."""
+
+    model_config = ConfigDict(**CAMEL_CONFIG, strict=True)
+
+    result: JsonValue
+    is_error: bool = False
+
+
+class ToolClientResultAnswer(_Payload):
+    """The result that stands on a call the page ran (the first one posted)."""
+
+    tool_call_id: str
+    result: JsonValue
+    is_error: bool
 
 
 class CancelResult(_Payload):

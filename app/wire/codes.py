@@ -47,6 +47,7 @@ ApiErrorCode = Literal[
     "provider_error",
     "provider_refused",
     "provider_timeout",
+    "result_taken",
     "run_exists",
     "run_not_found",
     "server_stopping",

@@ -56,6 +56,7 @@ from app.wire.protocol import (
     ToolCallArgumentsDeltaEvent,
     ToolCallCompletedEvent,
     ToolCallStartedEvent,
+    ToolClientRequestedEvent,
     ToolDecidedEvent,
     ToolEffect,
     ToolResultEvent,
@@ -146,6 +147,8 @@ class ToolCallPart:
     # NOTE: tools of MCP servers (SPEC §12); left out of the JSON for built-ins
     effect: Annotated[ToolEffect | None, _UNLESS_NONE] = None
     decided_by: Annotated[DecidedBy | None, _UNLESS_NONE] = None
+    # NOTE: a call the page runs (SPEC §13, ``tool_client_requested``); left out otherwise
+    runs_in: Annotated[Literal["client"] | None, _UNLESS_NONE] = None
     type: Literal["tool_call"] = "tool_call"
 
 
@@ -197,6 +200,7 @@ ContentEvent = (
     | ToolResultEvent
     | ToolApprovalRequestedEvent
     | ToolDecidedEvent
+    | ToolClientRequestedEvent
     | ImageGenerationStartedEvent
     | ImageGenerationCompletedEvent
     | ImageGenerationFailedEvent
@@ -214,6 +218,7 @@ CONTENT_EVENTS = (
     ToolResultEvent,
     ToolApprovalRequestedEvent,
     ToolDecidedEvent,
+    ToolClientRequestedEvent,
     ImageGenerationStartedEvent,
     ImageGenerationCompletedEvent,
     ImageGenerationFailedEvent,
@@ -309,6 +314,10 @@ def apply_content(parts: Parts, event: ContentEvent) -> Parts:
             return _tool_end(parts, event)
         case ToolApprovalRequestedEvent() | ToolDecidedEvent():
             return _tool_decision(parts, event)
+        case ToolClientRequestedEvent(tool_call_id=call_id, tool_name=name, arguments=arguments):
+            return _update(
+                parts, ToolCallPart, call_id, tool_name=name, arguments=arguments, runs_in="client"
+            )
         case ImageGenerationStartedEvent() | ImageGenerationCompletedEvent():
             return _image(parts, event)
         case ImageGenerationFailedEvent(image_id=image_id, error=error):

@@ -150,6 +150,15 @@ class ToolDecidedEvent(EventBase):
     by: DecidedBy
 
 
+class ToolClientRequestedEvent(EventBase):
+    """A call the page runs (SPEC §13, the ``python`` tool): the run waits for its result."""
+
+    type: Literal["tool_client_requested"] = "tool_client_requested"
+    tool_call_id: str
+    tool_name: str
+    arguments: dict[str, Any]
+
+
 class ToolResultEvent(EventBase):
     """The result of one tool call (any JSON value) and, for tools of MCP servers, its effect."""
 
@@ -268,6 +277,7 @@ StreamEvent = Annotated[
     | ToolResultEvent
     | ToolApprovalRequestedEvent
     | ToolDecidedEvent
+    | ToolClientRequestedEvent
     | ImageGenerationStartedEvent
     | ImageGenerationCompletedEvent
     | ImageGenerationFailedEvent

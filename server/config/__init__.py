@@ -8,7 +8,11 @@ from pathlib import Path
 from app.wire.api import AuthMode
 from server.config.limits import Limits
 from server.config.providers import ProviderSettings
-from server.config.tools import DEFAULT_APPROVAL_TIMEOUT_S, McpSettings
+from server.config.tools import (
+    DEFAULT_APPROVAL_TIMEOUT_S,
+    DEFAULT_CLIENT_TOOL_TIMEOUT_S,
+    McpSettings,
+)
 
 __all__ = ["DEFAULT_MAX_MODEL_CALLS", "LOOPBACK_PROXIES", "REPO_ROOT", "Config", "Limits"]
 
@@ -51,4 +55,6 @@ class Config:
     redis_url: str | None = None  # several processes share runs through it (server.runs.bus)
     mcp: tuple[McpSettings, ...] = ()  # MCP servers whose tools models may call (SPEC §12)
     approval_timeout_s: float = DEFAULT_APPROVAL_TIMEOUT_S  # no decision by then is a denial
+    # no page's result by then: the model is told (SPEC §13)
+    client_tool_timeout_s: float = DEFAULT_CLIENT_TOOL_TIMEOUT_S
     lease_s: float = 5.0  # a run's owner must renew its lease within this; then it is lost

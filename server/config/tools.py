@@ -14,6 +14,7 @@ import re
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 DEFAULT_APPROVAL_TIMEOUT_S = 600.0
+DEFAULT_CLIENT_TOOL_TIMEOUT_S = 300.0  # the wait for a page to run the model's python (§13)
 DEFAULT_CALL_TIMEOUT_S = 60.0
 DEFAULT_RESULT_MAX_CHARS = 16_000
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,32}$")

@@ -5,7 +5,11 @@
             └─deny─→ denied        └─lose─→ failed   └──lose──→ unknown
             └─lose─→ denied (Stop, or the answer ended while it waited)
 
-A read-only call starts ``approved``. ``lose`` is what happens to a call whose run was stopped,
+A read-only call starts ``approved``. A call the page runs (SPEC §13, the ``python`` tool)
+starts ``awaiting_client``: the first result posted moves it to ``done`` or ``failed``
+(``finish`` / ``fail``), as does the run's deadline (``fail``, "no browser ran it") or Stop
+(``lose``); its code acts on nothing outside the page's sandbox, so its effect is ``none``.
+ ``lose`` is what happens to a call whose run was stopped,
 or whose worker died: one that was running *may* have acted, so it is ``unknown``, never
 ``failed``. Every transition is applied in the store as a conditional update from the states
 that allow it, so of two deciders, or two workers, exactly one moves a call.
@@ -13,11 +17,20 @@ that allow it, so of two deciders, or two workers, exactly one moves a call.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, cast
 
 from app.wire.protocol import DecidedBy, ToolEffect
 
-State = Literal["awaiting_approval", "approved", "denied", "running", "done", "failed", "unknown"]
+State = Literal[
+    "awaiting_approval",
+    "approved",
+    "denied",
+    "running",
+    "done",
+    "failed",
+    "unknown",
+    "awaiting_client",
+]
 Transition = Literal["approve", "deny", "start", "finish", "fail", "lose"]
 #: What the wire says (``effect``): ``approved`` is shown as ``running`` (it starts at once);
 #: a read-only call's effect is ``none``.
@@ -33,6 +46,9 @@ TRANSITIONS: dict[tuple[State, Transition], State] = {
     ("running", "finish"): "done",
     ("running", "fail"): "failed",
     ("running", "lose"): "unknown",
+    ("awaiting_client", "finish"): "done",
+    ("awaiting_client", "fail"): "failed",
+    ("awaiting_client", "lose"): "failed",
 }
 FINAL: frozenset[State] = frozenset({"denied", "done", "failed", "unknown"})
 
@@ -49,6 +65,8 @@ def sources(transition: Transition) -> tuple[State, ...]:
 
 def effect(state: State, acts: bool) -> Effect:
     """The call's ``effect`` as the wire says it."""
-    if not acts:
+    if not acts or state == "awaiting_client":
         return "none"
-    return "running" if state == "approved" else state
+    if state == "approved":
+        return "running"
+    return cast(Effect, state)

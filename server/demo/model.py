@@ -28,7 +28,7 @@ from app.wire.protocol import (
     ToolResultEvent,
     UserMessageIdEvent,
 )
-from server.demo import actions
+from server.demo import actions, python
 from server.demo import text as demo_text
 from server.model.catalog import DemoModel
 from server.model.continuation import model_switch_events, replay_recovered
@@ -79,7 +79,11 @@ async def play(turn: DemoTurn) -> AsyncIterator[StreamEvent]:
     yield draft(UserMessageIdEvent, message_id=turn.user_message_id)
     for event in model_switch_events(turn.previous_model_label, turn.model_label):
         yield event
-    phases = (_think(turn) if turn.thinking else None, _use_tools(turn) if turn.tools else None)
+    phases = (
+        _think(turn) if turn.thinking else None,
+        _use_tools(turn) if turn.tools else None,
+        _run_python(turn),
+    )
     for phase in phases:
         async for event in phase or _nothing():
             yield event
@@ -155,6 +159,21 @@ async def _use_tools(turn: DemoTurn) -> AsyncIterator[StreamEvent]:
     if any(word in turn.prompt.lower() for word in _IMAGE_WORDS):
         async for event in _image(turn):
             yield event
+
+
+async def _run_python(turn: DemoTurn) -> AsyncIterator[StreamEvent]:
+    """The page runs the demo's code (SPEC §13) when asked to and able to."""
+    code = python.python_code(turn.room, turn.prompt)
+    if code is None or turn.room is None:
+        return
+    call_id = "call_python_1"
+    async for event in _tool_call(turn, call_id, "python", {"code": code}):
+        yield event
+    async for item in python.run_python(turn.room, call_id, code):
+        if isinstance(item, str):
+            turn.said.append(item)
+        else:
+            yield item
 
 
 async def _tool_call(

@@ -31,6 +31,7 @@ from server.model.png import paint_landscape, png_data_url
 from server.model.providers.base import ToolCall, ToolSpec
 from server.runs.drafts import draft
 from server.tools.calls import CallOutcome, ToolRoom, run_call
+from server.tools.client_tools import offered_client_tools, run_client_call, runs_in_client
 
 MAX_EXPRESSION_CHARS = 1000
 MAX_INT_BITS = 4096
@@ -77,20 +78,32 @@ TOOLS: tuple[ToolSpec, ...] = (CALCULATOR, CURRENT_TIME, GENERATE_IMAGE)
 
 
 def offered(room: ToolRoom | None) -> tuple[ToolSpec, ...]:
-    """The built-ins, and the tools of the MCP servers that are up now."""
+    """The built-ins, the tools of the MCP servers that are up now, and those the page runs."""
     if room is None:
         return TOOLS
     mcp = tuple(
         ToolSpec(tool.qualified_name, f"[{tool.server}] {tool.description}", tool.parameters)
         for tool in room.servers.tools()
     )
-    return (*TOOLS, *mcp)
+    return (*TOOLS, *mcp, *client_specs(room))
+
+
+def client_specs(room: ToolRoom | None) -> tuple[ToolSpec, ...]:
+    """The tools the run's page runs (SPEC §13), as the model is offered them."""
+    return tuple(
+        ToolSpec(tool.name, tool.description, tool.parameters)
+        for tool in offered_client_tools(room)
+    )
 
 
 async def run_tool(
     call: ToolCall, image_id: str, room: ToolRoom | None = None
 ) -> AsyncIterator[StreamEvent | ToolOutcome]:
     """Run one tool call: its events, then exactly one outcome."""
+    if room is not None and runs_in_client(room, call.name):
+        async for step in run_client_call(room, call.id, call.name, dict(call.arguments)):
+            yield ToolOutcome(step.result, step.is_error) if isinstance(step, CallOutcome) else step
+        return
     mcp_tool = room.servers.find(call.name) if room is not None else None
     if room is not None and mcp_tool is not None:
         async for step in run_call(room, mcp_tool, call.id, dict(call.arguments)):

@@ -10,8 +10,8 @@ from app.wire.api import RespondStreamBody
 from server.model.catalog import ProviderModel
 from server.model.conversation import chat_history, merge_user_runs, user_message
 from server.model.loop import ModelTurn
-from server.model.providers.base import ModelCall, StepRecord
-from server.model.tools import offered
+from server.model.providers.base import ModelCall, StepRecord, ToolSpec
+from server.model.tools import client_specs, offered
 from server.store.db import Database
 from server.store.messages import save_steps
 from server.tools.calls import ToolRoom
@@ -29,7 +29,10 @@ async def model_turn_for(
     room: ToolRoom | None = None,
 ) -> ModelTurn:
     """The model turn of ``turn`` (what could not be sent as stored is said in ``notes``)."""
-    tools = offered(room) if body.tool_intent and model.info.supports_tools else ()
+    tools: tuple[ToolSpec, ...] = ()
+    if model.info.supports_tools:
+        # NOTE: the tools the page runs (SPEC §13) are offered with Tools off too
+        tools = offered(room) if body.tool_intent else client_specs(room)
     history = await chat_history(
         db,
         turn.meta.chat_id,

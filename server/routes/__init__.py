@@ -14,6 +14,7 @@ from server.routes.chats import (
     list_chats,
     rename_chat,
 )
+from server.routes.client_tools import post_client_result
 from server.routes.misc import get_attachment, list_models, upload_attachment
 from server.routes.respond import respond_stream
 from server.routes.runs import cancel_run, get_run, run_events
@@ -43,6 +44,7 @@ def api_routes() -> list[web.RouteDef]:
         web.get("/api/runs/{run_id}/events", run_events),
         web.get("/api/runs/{run_id}/tool-calls", list_tool_calls),
         web.post("/api/runs/{run_id}/tool-calls/{tool_call_id}/decision", decide_tool_call),
+        web.post("/api/runs/{run_id}/tool-calls/{tool_call_id}/result", post_client_result),
         web.post("/api/attachments", upload_attachment),
         web.get("/api/attachments/{attachment_id}", get_attachment),
     ]

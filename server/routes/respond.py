@@ -37,6 +37,7 @@ from server.runs.stream import follow_run, open_sse
 from server.scenarios.player import stream_scenario
 from server.store.db import new_id
 from server.tools.calls import ToolRoom, noting_down_servers
+from server.tools.client_tools import client_tools
 from server.turns.context import save_model_usage
 from server.turns.start import Turn, check_turn, create_rows, discard_rows, touch_chat
 
@@ -71,7 +72,7 @@ async def respond_stream(request: web.Request) -> web.StreamResponse:
             body,
             token_ms=svc.config.demo_token_ms,
             context_window=svc.config.context_window_tokens,
-            room=tool_room(svc, run),
+            room=tool_room(svc, run, body),
         )
         events = _emit_coalesced(svc, run, _tools_said(svc, body, demo.play(demo_turn)))
         svc.runs.start(run, events, demo.endings(demo_turn))
@@ -94,7 +95,7 @@ async def _start_model_run(
         body,
         max_model_calls=svc.config.max_model_calls,
         notes=run.trace.history_notes,
-        room=tool_room(svc, run),
+        room=tool_room(svc, run, body),
     )
     for note in run.trace.history_notes:
         log.info("history run=%s: %s", run.run_id, note)
@@ -147,9 +148,19 @@ def _tools_said(
     return noting_down_servers(svc.mcp, events) if body.tool_intent else events
 
 
-def tool_room(svc: Services, run: LiveRun) -> ToolRoom:
-    """What the run's calls of MCP tools need: servers, ledger, decisions, deadline."""
-    return ToolRoom(svc.db, svc.mcp, svc.bell, run.key, run.run_id, svc.config.approval_timeout_s)
+def tool_room(svc: Services, run: LiveRun, body: RespondStreamBody) -> ToolRoom:
+    """What the run's tool calls need: MCP servers, ledger, decisions, deadlines, and the
+    tools its page runs (SPEC §13)."""
+    return ToolRoom(
+        svc.db,
+        svc.mcp,
+        svc.bell,
+        run.key,
+        run.run_id,
+        svc.config.approval_timeout_s,
+        client_tools=client_tools(body.client_tools),
+        client_timeout_s=svc.config.client_tool_timeout_s,
+    )
 
 
 def _usage_saver(svc: Services, run: LiveRun) -> Callable[[StreamEvent], Awaitable[None]]:

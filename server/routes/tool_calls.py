@@ -57,10 +57,12 @@ async def list_tool_calls(request: web.Request) -> web.Response:
 
 
 async def waiting_for(db: Database, run_key: str) -> WaitingFor | None:
-    """The call the run waits on the user for, if any."""
+    """The call the run waits on the user (or a page, SPEC §13) for, if any."""
     for call in await tool_calls.of_run(db, run_key):
         if call.state == "awaiting_approval":
             return WaitingFor(kind="approval", tool_call_id=call.tool_call_id)
+        if call.state == "awaiting_client":
+            return WaitingFor(kind="client", tool_call_id=call.tool_call_id)
     return None
 
 

@@ -84,9 +84,10 @@ async def open_call(
     *,
     acts: bool,
     deadline_at: float | None,
+    first: State | None = None,
 ) -> ToolCallRecord:
-    """The call's row: written now (``awaiting_approval``, or ``approved`` when read-only), or
-    the one already there (a replay, a second worker): the first write stands."""
+    """The call's row: written now (``first``, else ``awaiting_approval``, or ``approved`` when
+    read-only), or the one already there (a replay, a second worker): the first write stands."""
     stamp = now()
     await db.execute(
         "INSERT INTO tool_calls (run_key, tool_call_id, tool_name, arguments, acts, state,"
@@ -98,7 +99,7 @@ async def open_call(
             tool_name,
             json.dumps(arguments, ensure_ascii=False),
             int(acts),
-            "awaiting_approval" if acts else "approved",
+            first or ("awaiting_approval" if acts else "approved"),
             deadline_at,
             stamp,
             stamp,

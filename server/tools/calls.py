@@ -48,6 +48,8 @@ class ToolRoom:
     run_key: str
     run_id: str
     approval_timeout_s: float
+    client_tools: frozenset[str] = frozenset()  # the tools the run's page runs (SPEC §13)
+    client_timeout_s: float = 300.0  # no result from a page by then: the model is told
 
 
 @dataclass(frozen=True, slots=True)

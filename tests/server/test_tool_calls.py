@@ -89,6 +89,11 @@ async def notes(tmp_path: Path) -> AsyncIterator[tuple[McpServers, Path]]:
         pytest.param("approved", "lose", "failed", id="lost-before-start-never-ran"),
         pytest.param("awaiting_approval", "lose", "denied", id="stop-while-waiting-denies"),
         pytest.param("unknown", "finish", None, id="unknown-stays-unknown"),
+        pytest.param("awaiting_client", "finish", "done", id="a-page-result"),
+        pytest.param("awaiting_client", "fail", "failed", id="a-page-error-or-the-deadline"),
+        pytest.param("awaiting_client", "lose", "failed", id="stop-while-a-page-runs-it"),
+        pytest.param("done", "finish", None, id="the-first-page-result-stands"),
+        pytest.param("awaiting_client", "approve", None, id="a-page-call-is-not-approved-here"),
     ],
 )
 def test_transitions(state: Any, transition: Any, expected: Any) -> None:

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from pydantic import JsonValue
+
 from app.run.chat_stream import ChatStream
 from app.run.config import ClientConfig
 from app.run.transport import ByteStream
@@ -26,6 +28,7 @@ from app.wire.api import (
     RunInfo,
     ServerRunStatus,
     SessionInfo,
+    ToolClientResultAnswer,
     ToolDecisionResult,
 )
 from app.wire.codes import ClientTimeoutCode
@@ -135,6 +138,11 @@ class FakeTransport:
         return ToolDecisionResult(
             tool_call_id=tool_call_id, decision=decision, effect="running" if approved else "denied"
         )
+
+    async def post_tool_result(
+        self, run_id: str, tool_call_id: str, result: JsonValue, is_error: bool
+    ) -> ToolClientResultAnswer:
+        return ToolClientResultAnswer(tool_call_id=tool_call_id, result=result, is_error=is_error)
 
     async def get_run(self, run_id: str) -> RunInfo:
         self.polled.append(run_id)

@@ -34,6 +34,7 @@ from app.wire.protocol import (
     ToolCallArgumentsDeltaEvent,
     ToolCallCompletedEvent,
     ToolCallStartedEvent,
+    ToolClientRequestedEvent,
     ToolDecidedEvent,
     ToolResultEvent,
     UserMessageIdEvent,
@@ -137,6 +138,15 @@ FULL_EVENTS: list[tuple[Wire, type[EventBase]]] = [
         ToolApprovalRequestedEvent,
     ),
     (wire("tool_decided", toolCallId="c1", approved=False, by="timeout"), ToolDecidedEvent),
+    (
+        wire(
+            "tool_client_requested",
+            toolCallId="c2",
+            toolName="python",
+            arguments={"code": "print(1)"},
+        ),
+        ToolClientRequestedEvent,
+    ),
     (wire("done", messageId="msg_2", stopReason="length") | {"done": True}, DoneEvent),
     (wire("error", error="provider exploded", code="provider_error") | {"done": True}, ErrorEvent),
 ]

@@ -9,7 +9,9 @@ blocks, and measures in the page (``performance.now()``, MutationObserver):
    own Python), beside the page's own boot to ``data-ready``;
 2. a second Run of ``print(1)`` (the worker is warm);
 3. Stop of a busy loop: the click to ``data-run-state=stopped`` (interrupted, state kept);
-4. the page's longest frame gap (requestAnimationFrame) while code prints 10,000 lines.
+4. the page's longest frame gap (requestAnimationFrame) while code prints 10,000 lines;
+5. the model's ``python`` (the demo, asked to "run python: print(1)"): Run on its card to the
+   result back in the card (the page runs it, posts it, the run's ``tool_result`` arrives).
 """
 
 from __future__ import annotations
@@ -81,6 +83,18 @@ FRAME_GAP = """(index) => new Promise((resolve) => {
   seen.observe(block.parentElement, { subtree: true, childList: true, attributes: true });
   block.querySelector('[data-action=run-code]').click();
 })"""
+UNTIL_TOOL_RESULT = """([runId, timeout]) => new Promise((resolve, reject) => {
+  const card = `[data-role=assistant][data-run-id="${runId}"] [data-runs-in=client]`;
+  const pressed = performance.now();
+  const seen = new MutationObserver(() => {
+    if (!document.querySelector(`${card}[data-tool-status=done]`)) return;
+    seen.disconnect();
+    resolve(performance.now() - pressed);
+  });
+  seen.observe(document.body, { subtree: true, childList: true, attributes: true });
+  setTimeout(() => reject(new Error('no result')), timeout);
+  document.querySelector(`${card} [data-action=approve-tool]`).click();
+})"""
 
 
 def emit(line: str) -> None:
@@ -140,6 +154,21 @@ def measure(page: Page, boot_ms: float) -> None:
     )
 
 
+def measure_model_python(page: Page) -> None:
+    """The model's python, round trip from Run on its card to its result in the card."""
+    with page.expect_request(STREAM_ROUTE) as sent:
+        page.locator("textarea[name=prompt]").fill("Run python: print(1)")
+        page.locator("[data-action=send]").click()
+    run_id = (sent.value.post_data_json or {})["runId"]
+    card = f'[data-run-id="{run_id}"] [data-runs-in=client] [data-action=approve-tool]'
+    page.wait_for_selector(card, timeout=RUN_MS)
+    round_trip = float(page.evaluate(UNTIL_TOOL_RESULT, [run_id, RUN_MS]))
+    emit(
+        f"code run: the model's python, Run on its card to its result in the card"
+        f" {round_trip:.0f} ms (run in the page, posted, tool_result back; worker warm)"
+    )
+
+
 def main() -> int:
     try:
         harness.check_setup()
@@ -156,6 +185,7 @@ def main() -> int:
                 page, boot_ms = harness.boot(browser.new_context(), server.url + "/")
                 answer_with_blocks(page, server)
                 measure(page, boot_ms)
+                measure_model_python(page)
                 browser.close()
         finally:
             server.stop()
