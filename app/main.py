@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from datetime import UTC
 
 from app.browser import device, edge, net, page
 from app.browser.code_runner import CodeRunner, DataFiles
@@ -16,7 +17,7 @@ from app.run.notices import NoticeTimer
 from app.state.history import view_of
 from app.state.state import State
 from app.state.trace import format_trace
-from app.ui import markdown
+from app.ui import answer_meta, markdown
 from app.ui.coalesce import FrameCoalescer
 from app.ui.controller import Controller
 from app.ui.view import View
@@ -157,6 +158,7 @@ async def main() -> None:
         is_online=edge.is_online,
         on_trace=lambda trace: edge.log(format_trace(trace)),
     )
+    answer_meta.use_zone(edge.local_now().tzinfo or UTC)
     enhancer = Enhancer()
     dom = BrowserDom(enhancer)
     view = View(

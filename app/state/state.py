@@ -203,6 +203,8 @@ class RunState:
     user_message_id: str | None = None  # from ``user_message_id``
     retry_of_run_id: str | None = None
     trace: RunTrace = field(default_factory=lambda: RunTrace(""))
+    answered_at: str | None = None  # the server's time of the answer (ISO 8601), once told
+    model_id: str | None = None  # the model that wrote it, once the server said
 
     @property
     def text(self) -> str:

@@ -26,6 +26,7 @@ from app.state.state import (
     State,
 )
 from app.ui.answer_menu import answer_menu_html, continuation_words
+from app.ui.answer_meta import answer_meta_html
 from app.ui.chat_groups import period_label
 from app.ui.error_words import SERVER_FAULT_WORDS, is_server_fault
 from app.ui.image import image_html
@@ -539,7 +540,9 @@ def answer_html(finished_html: str, open_html: str) -> str:
 
 def message_foot_html(message: MessageState, run: RunState) -> str:
     """Status, warnings, actions and the run details of an assistant message."""
-    inner = status_html(run) + actions_html(message, run) + details_html(run)
+    inner = (
+        status_html(run) + actions_html(message, run) + answer_meta_html(run) + details_html(run)
+    )
     return f'<footer class="message-foot">{inner}</footer>'
 
 
