@@ -7,9 +7,11 @@ from collections.abc import Callable
 from datetime import UTC
 
 from app.browser import device, edge, net, page
+from app.browser.chat_menu import ChatMenus
 from app.browser.code_runner import CodeRunner, DataFiles
 from app.browser.dom import BrowserDom
 from app.browser.enhance import Enhancer
+from app.browser.settings_panel import SettingsPanel
 from app.run.chat_stream import ChatStream
 from app.run.config import ClientConfig
 from app.run.kept import KeptApi
@@ -183,14 +185,22 @@ async def main() -> None:
         )
     )
     bindings = page.Page(controller, api, dom, session.limits, code)
+    menus, settings = ChatMenus(stream, backend), SettingsPanel(backend, controller)
     queued = edge.take_queued_prompts()  # NOTE: with bind(), one synchronous step: none lost
     bindings.bind()
+    menus.bind()
+    stream.subscribe(settings.on_change)
+    edge.on_page_hide(menus.teardown)
+    edge.on_page_hide(settings.teardown)
     stream.subscribe(_switch_drafts(bindings.drafts))
     back_online = edge.on_back_online(lambda: _back_online(stream))
     went_offline = edge.on_offline(lambda: stream.server_reached(False))
     edge.on_page_hide(_teardown(stream, bindings, dom, notices, back_online, went_offline))
-    models, _ = await asyncio.gather(api.list_models(), stream.refresh_chats())
+    models, *_ = await asyncio.gather(
+        api.list_models(), stream.refresh_chats(), settings.load(offline=offline)
+    )
     page.show_models(models)
+    settings.bind(models)
     stream.set_models(models)
     stream.restore_outbox(device.kept_outbox(session.user_id))
     stream.subscribe(_keep_outbox(session.user_id))

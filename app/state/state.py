@@ -283,6 +283,7 @@ class ChatState:
     context_info: ContextInfo | None = None
     loaded: bool = False  # messages fetched from the server (or the chat was made here)
     updated_at: float | None = None  # the server's last activity (epoch s); None: just now
+    pinned: bool = False  # the user pinned it (the server keeps it: listed first)
     branches: Mapping[str, str] = field(default_factory=dict)  # fork -> chosen prompt id
     model_id: str | None = None  # the model of its last answer, as the server read it
 
@@ -427,6 +428,7 @@ class Search:
 
     query: str
     chat_ids: tuple[str, ...] | None = None
+    snippets: tuple[tuple[str, str], ...] = ()  # (chat id, where its messages matched)
 
 
 @dataclass(frozen=True, slots=True)

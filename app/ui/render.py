@@ -28,6 +28,13 @@ from app.state.state import (
 from app.ui.answer_menu import answer_menu_html, continuation_words
 from app.ui.answer_meta import answer_meta_html
 from app.ui.chat_groups import period_label
+from app.ui.chat_menu import (
+    PINNED_LABEL,
+    menu_button_html,
+    pinned_first,
+    snippet_html,
+    title_html,
+)
 from app.ui.error_words import SERVER_FAULT_WORDS, is_server_fault
 from app.ui.image import image_html
 from app.ui.markup import attr
@@ -298,8 +305,9 @@ def chat_list_html(state: State, now: datetime | None = None) -> str:
     if not state.chat_order:
         return '<p class="list-note">Your chats will be listed here.</p>'
     moment = now or datetime.now().astimezone()
-    groups: dict[str, list[str]] = {}
-    for chat_id in state.chat_order:
+    pinned, others = pinned_first(state)
+    groups: dict[str, list[str]] = {PINNED_LABEL: pinned} if pinned else {}
+    for chat_id in others:
         chat = state.chats.get(chat_id)
         updated = None if chat is None else chat.updated_at
         groups.setdefault(period_label(updated, moment), []).append(chat_id)
@@ -319,7 +327,9 @@ def _chat_group(label: str, chat_ids: tuple[str, ...] | list[str], state: State)
         )
         items.append(
             f'<li><button type="button" class="chat-item"{attr("data-chat-id", chat_id)}{current}>'
-            f'<span class="chat-item-title">{escape(title)}</span>{live}</button></li>'
+            f'<span class="chat-item-title">{title_html(state, title)}</span>'
+            f"{snippet_html(state, chat_id)}{live}</button>"
+            f"{menu_button_html(chat_id, title, pinned=chat is not None and chat.pinned)}</li>"
         )
     return (
         f'<section class="chat-group"><h2 class="chat-group-label">{escape(label)}</h2>'

@@ -186,7 +186,8 @@ class MessageOut(_Payload):
     stop_reason: StopReason | None = None  # from its ``done`` event
     created_at: datetime | None = None
     attachments: list[AttachmentInfo] = Field(default_factory=list)
-    model_id: str | None = None  # the model that wrote an answer
+    # NOTE: the model that wrote an answer (left off the wire for a prompt)
+    model_id: str | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 class ContextUsage(_Payload):

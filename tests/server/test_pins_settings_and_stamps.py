@@ -172,6 +172,6 @@ async def test_each_answer_names_its_own_model(api: Api) -> None:
     await api.run_turn(chat, "two", modelId="riacho-demo")
     detail = await api.json("GET", f"/api/chats/{chat}")
     models = [m["modelId"] for m in detail["messages"] if m["role"] == "assistant"]
-    users = [m["modelId"] for m in detail["messages"] if m["role"] == "user"]
+    users = [m.get("modelId") for m in detail["messages"] if m["role"] == "user"]
     assert models == ["riacho-mini", "riacho-demo"]
     assert users == [None, None]
