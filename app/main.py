@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from datetime import UTC
 
 from app.browser import chat_files, device, edge, net, page
+from app.browser.chat_menu import ChatMenus
 from app.browser.client_tool import ClientTools, CodeSettingsKept
 from app.browser.code_runner import CodeRunner, DataFiles
 from app.browser.dom import BrowserDom
 from app.browser.enhance import Enhancer
+from app.browser.settings_panel import SettingsPanel
 from app.run.chat_stream import ChatStream
 from app.run.config import ClientConfig
 from app.run.kept import KeptApi
@@ -17,7 +20,7 @@ from app.run.notices import NoticeTimer
 from app.state.history import view_of
 from app.state.state import State
 from app.state.trace import format_trace
-from app.ui import markdown
+from app.ui import answer_meta, markdown
 from app.ui.coalesce import FrameCoalescer
 from app.ui.controller import Controller
 from app.ui.view import View
@@ -158,6 +161,7 @@ async def main() -> None:
         is_online=edge.is_online,
         on_trace=lambda trace: edge.log(format_trace(trace)),
     )
+    answer_meta.use_zone(edge.local_now().tzinfo or UTC)
     enhancer = Enhancer()
     dom = BrowserDom(enhancer)
     view = View(
@@ -188,16 +192,24 @@ async def main() -> None:
     stream.subscribe(client_tools.on_change)
     files = chat_files.for_stream(backend, stream)
     bindings = page.Page(controller, api, dom, session.limits, code, files)
+    menus, settings = ChatMenus(stream, backend), SettingsPanel(backend, controller)
     queued = edge.take_queued_prompts()  # NOTE: with bind(), one synchronous step: none lost
     bindings.bind()
+    menus.bind()
+    stream.subscribe(settings.on_change)
+    edge.on_page_hide(menus.teardown)
+    edge.on_page_hide(settings.teardown)
     stream.subscribe(_switch_drafts(bindings.drafts))
     back_online = edge.on_back_online(lambda: _back_online(stream))
     went_offline = edge.on_offline(lambda: stream.server_reached(False))
     edge.on_page_hide(
         _teardown(stream, bindings, dom, notices, back_online, went_offline, client_tools.listeners)
     )
-    models, _ = await asyncio.gather(api.list_models(), stream.refresh_chats())
+    models, *_ = await asyncio.gather(
+        api.list_models(), stream.refresh_chats(), settings.load(offline=offline)
+    )
     page.show_models(models)
+    settings.bind(models)
     stream.set_models(models)
     stream.restore_outbox(device.kept_outbox(session.user_id))
     stream.subscribe(_keep_outbox(session.user_id))

@@ -497,6 +497,15 @@ class Page:
             "skip-to-composer": Act(None),
             "update-app": Act(None),  # NOTE: boot.js's, with the service worker
             "import-chat": Act(None),  # NOTE: a label: the browser opens the file chooser
+            # NOTE: the chat list's menu and dialogs, and Settings: their own listeners
+            # (app/browser/chat_menu.py, app/browser/settings_panel.py)
+            "chat-menu": Act(None),
+            "chat-rename": Act(None),
+            "chat-pin": Act(None),
+            "chat-delete": Act(None),
+            "confirm-chat-delete": Act(None),
+            "close-dialog": Act(None),
+            "settings": Act(None),
             # the controller's, on the chat
             "stop": Act(tell("stop"), PROMPT),  # NOTE: focus never falls to <body> after Stop
             "compact": Act(tell("compact")),

@@ -35,7 +35,13 @@ NOT_LOADED = ErrorInfo("chat_not_loaded", "The chat could not be loaded.")
 
 def listing(summary: ChatSummary) -> ChatListing:
     """A chat of the server's list as the store keeps it."""
-    return ChatListing(summary.id, summary.title, summary.updated_at.timestamp())
+    return ChatListing(
+        summary.id,
+        summary.title,
+        summary.updated_at.timestamp(),
+        pinned=summary.pinned_at is not None,
+        snippet=summary.snippet,
+    )
 
 
 class ViewMemory(Protocol):

@@ -42,6 +42,8 @@ class ChatListing:
     chat_id: str
     title: str
     updated_at: float | None = None  # epoch seconds
+    pinned: bool = False  # listed first, under "Pinned"
+    snippet: str | None = None  # a search's: the words around where its messages matched
 
 
 @dataclass(frozen=True, slots=True)

@@ -171,6 +171,8 @@ def run_from_message(chat_id: str, out: MessageOut) -> RunState:
         cancel="confirmed" if status == "cancelled" else None,
         has_gap=out.partial and status == "completed",
         message_id=out.id,
+        answered_at=None if out.created_at is None else out.created_at.isoformat(),
+        model_id=out.model_id,
         phase=Restored(),
         trace=RunTrace(
             run_id, outcome=status, timeout_fired=timeout if reason == "timeout" else None

@@ -165,8 +165,14 @@ def _with_listings(
     changed: dict[str, ChatState] = {}
     for listing in listings:
         chat = chats.get(listing.chat_id, ChatState(listing.chat_id))
-        if (chat.title, chat.updated_at) != (listing.title, listing.updated_at):
-            chat = replace(chat, title=listing.title, updated_at=listing.updated_at)
+        if (chat.title, chat.updated_at, chat.pinned) != (
+            listing.title,
+            listing.updated_at,
+            listing.pinned,
+        ):
+            chat = replace(
+                chat, title=listing.title, updated_at=listing.updated_at, pinned=listing.pinned
+            )
         if chat is not chats.get(listing.chat_id):
             changed[listing.chat_id] = chat
     return {**chats, **changed} if changed else chats
@@ -220,7 +226,8 @@ def _found(state: State, action: SearchFound) -> State:
         return state  # NOTE: the answer to words the user has since changed
     chats = _with_listings(state.chats, action.chats)
     found = tuple(listing.chat_id for listing in action.chats)
-    return replace(state, chats=chats, search=Search(action.query, found))
+    snippets = tuple((c.chat_id, c.snippet) for c in action.chats if c.snippet)
+    return replace(state, chats=chats, search=Search(action.query, found, snippets))
 
 
 def _loaded(state: State, loaded: ChatState, *, fresher: bool = False) -> State:

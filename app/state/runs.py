@@ -223,6 +223,8 @@ def _apply(run: RunState, event: StreamEvent, at: float) -> RunState:
     parts = fold(run.parts, event)  # NOTE: the one fold (a terminal event ends thinking too)
     if parts is not run.parts:
         run = replace(run, parts=parts)
+    if isinstance(event, DoneEvent | ErrorEvent) and event.created_at is not None:
+        run = replace(run, answered_at=event.created_at, model_id=event.model_id)
     match event:
         case DoneEvent(stop_reason="cancelled"):
             cancelled = replace(run, stop_reason="cancelled", cancel="confirmed")

@@ -203,6 +203,8 @@ class RunState:
     user_message_id: str | None = None  # from ``user_message_id``
     retry_of_run_id: str | None = None
     trace: RunTrace = field(default_factory=lambda: RunTrace(""))
+    answered_at: str | None = None  # the server's time of the answer (ISO 8601), once told
+    model_id: str | None = None  # the model that wrote it, once the server said
 
     @property
     def text(self) -> str:
@@ -281,6 +283,7 @@ class ChatState:
     context_info: ContextInfo | None = None
     loaded: bool = False  # messages fetched from the server (or the chat was made here)
     updated_at: float | None = None  # the server's last activity (epoch s); None: just now
+    pinned: bool = False  # the user pinned it (the server keeps it: listed first)
     branches: Mapping[str, str] = field(default_factory=dict)  # fork -> chosen prompt id
     model_id: str | None = None  # the model of its last answer, as the server read it
 
@@ -425,6 +428,7 @@ class Search:
 
     query: str
     chat_ids: tuple[str, ...] | None = None
+    snippets: tuple[tuple[str, str], ...] = ()  # (chat id, where its messages matched)
 
 
 @dataclass(frozen=True, slots=True)

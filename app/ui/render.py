@@ -26,7 +26,15 @@ from app.state.state import (
     State,
 )
 from app.ui.answer_menu import answer_menu_html, continuation_words
+from app.ui.answer_meta import answer_meta_html
 from app.ui.chat_groups import period_label
+from app.ui.chat_menu import (
+    PINNED_LABEL,
+    menu_button_html,
+    pinned_first,
+    snippet_html,
+    title_html,
+)
 from app.ui.error_words import SERVER_FAULT_WORDS, is_server_fault
 from app.ui.export_menu import export_menu_html
 from app.ui.image import image_html
@@ -303,8 +311,9 @@ def chat_list_html(state: State, now: datetime | None = None) -> str:
     if not state.chat_order:
         return '<p class="list-note">Your chats will be listed here.</p>'
     moment = now or datetime.now().astimezone()
-    groups: dict[str, list[str]] = {}
-    for chat_id in state.chat_order:
+    pinned, others = pinned_first(state)
+    groups: dict[str, list[str]] = {PINNED_LABEL: pinned} if pinned else {}
+    for chat_id in others:
         chat = state.chats.get(chat_id)
         updated = None if chat is None else chat.updated_at
         groups.setdefault(period_label(updated, moment), []).append(chat_id)
@@ -324,7 +333,9 @@ def _chat_group(label: str, chat_ids: tuple[str, ...] | list[str], state: State)
         )
         items.append(
             f'<li><button type="button" class="chat-item"{attr("data-chat-id", chat_id)}{current}>'
-            f'<span class="chat-item-title">{escape(title)}</span>{live}</button></li>'
+            f'<span class="chat-item-title">{title_html(state, title)}</span>'
+            f"{snippet_html(state, chat_id)}{live}</button>"
+            f"{menu_button_html(chat_id, title, pinned=chat is not None and chat.pinned)}</li>"
         )
     return (
         f'<section class="chat-group"><h2 class="chat-group-label">{escape(label)}</h2>'
@@ -545,7 +556,9 @@ def answer_html(finished_html: str, open_html: str) -> str:
 
 def message_foot_html(message: MessageState, run: RunState) -> str:
     """Status, warnings, actions and the run details of an assistant message."""
-    inner = status_html(run) + actions_html(message, run) + details_html(run)
+    inner = (
+        status_html(run) + actions_html(message, run) + answer_meta_html(run) + details_html(run)
+    )
     return f'<footer class="message-foot">{inner}</footer>'
 
 

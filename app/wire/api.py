@@ -165,6 +165,10 @@ class ChatSummary(_Payload):
     title: str
     created_at: datetime
     updated_at: datetime
+    # NOTE: left off the wire when unset, so a chat's answer is as it was for other clients
+    pinned_at: datetime | None = Field(default=None, exclude_if=lambda value: value is None)
+    snippet: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    """A search's result: the words around the first match in its messages."""
 
 
 class AttachmentInfo(_Payload):
@@ -202,6 +206,8 @@ class MessageOut(_Payload):
     stop_reason: StopReason | None = None  # from its ``done`` event
     created_at: datetime | None = None
     attachments: list[AttachmentInfo] = Field(default_factory=list)
+    # NOTE: the model that wrote an answer (left off the wire for a prompt)
+    model_id: str | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 class ContextUsage(_Payload):

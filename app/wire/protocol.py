@@ -250,6 +250,10 @@ class DoneEvent(EventBase):
     type: Literal["done"] = "done"
     message_id: str
     stop_reason: StopReason
+    # NOTE: the answer's stored time and model (the reference server adds them to its terminal
+    # events, so the live answer shows what its reload will: app/ui/answer_meta.py)
+    created_at: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    model_id: str | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 class ErrorEvent(EventBase):
@@ -258,6 +262,8 @@ class ErrorEvent(EventBase):
     type: Literal["error"] = "error"
     error: str
     code: str | None = None
+    created_at: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    model_id: str | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 def end_error(error: str, code: EndErrorCode, run_id: str = "-", seq: int = 1) -> ErrorEvent:

@@ -18,6 +18,7 @@ from server.routes.client_tools import post_client_result
 from server.routes.misc import get_attachment, list_models, upload_attachment
 from server.routes.respond import respond_stream
 from server.routes.runs import cancel_run, get_run, run_events
+from server.routes.settings import get_settings, patch_settings
 from server.routes.test_hooks import queue_scenario, reset, run_trace
 from server.routes.tool_calls import decide_tool_call, list_tool_calls
 
@@ -30,6 +31,8 @@ def api_routes() -> list[web.RouteDef]:
         web.post("/api/session/sign-out", sign_out),
         web.post("/api/session/sign-out-everywhere", sign_out_everywhere),
         web.get("/api/models", list_models),
+        web.get("/api/settings", get_settings),
+        web.patch("/api/settings", patch_settings),
         web.get("/api/chats", list_chats),
         web.post("/api/chats", create_chat),
         web.post("/api/chats/import", import_chat),

@@ -22,15 +22,19 @@ from server.store.db import Database, Row, iso, new_id, now
 from server.store.messages import chat_message_rows
 from server.store.runlog import public_id
 from server.turns.context import ContextUsage, chat_usage, compact, model_usage
+from server.turns.snippets import snippet_of
 from server.turns.start import DEFAULT_TITLE, chat_of
 
 
-def _summary(row: Row) -> ChatSummary:
+def _summary(row: Row, snippet: str | None = None) -> ChatSummary:
+    pinned = row["pinned_at"]
     return ChatSummary(
         id=row["public_id"],
         title=row["title"],
         created_at=iso(row["created_at"]),
         updated_at=iso(row["updated_at"]),
+        pinned_at=None if pinned is None else iso(pinned),
+        snippet=snippet,
     )
 
 
@@ -52,6 +56,7 @@ def _message(row: Row) -> MessageOut:
         stop_reason=row["stop_reason"],
         created_at=iso(row["created_at"]),
         attachments=json.loads(row["attachments"]),
+        model_id=row["model_id"] if assistant else None,
     )
 
 
@@ -70,21 +75,32 @@ async def list_chats(request: web.Request) -> web.Response:
     query = " ".join(request.query.get("q", "").split())
     if len(query) > MAX_QUERY:
         raise ApiError(400, "invalid_body", f"a search is at most {MAX_QUERY} characters")
-    rows = await (
-        chats.chats_containing(db, user_id, query) if query else chats.newest_chats(db, user_id)
-    )
-    return answer_payload([_summary(row) for row in rows])
+    if not query:
+        return answer_payload([_summary(row) for row in await chats.newest_chats(db, user_id)])
+    found = []
+    for row in await chats.chats_containing(db, user_id, query):
+        text = await chats.first_match(db, row["id"], query)
+        found.append(_summary(row, None if text is None else snippet_of(text, query)))
+    return answer_payload(found)
 
 
 async def rename_chat(request: web.Request) -> web.Response:
-    """``PATCH /api/chats/{chatId}`` ``{"title"}``: the renamed chat."""
+    """``PATCH /api/chats/{chatId}`` ``{"title"?, "pinned"?}``: the renamed or (un)pinned
+    chat; a bad field changes nothing."""
     db, user_id = services(request).db, current_user(request)
     row = await chat_of(db, user_id, request.match_info["chat_id"])
     body = await read_json_body(request)
-    title = body.get("title") if isinstance(body, dict) else None
-    if not isinstance(title, str) or not " ".join(title.split()):
+    if not isinstance(body, dict) or not {"title", "pinned"} & body.keys():
+        raise ApiError(400, "invalid_body", "send a 'title' or 'pinned'")
+    title, pinned = body.get("title"), body.get("pinned")
+    if "title" in body and (not isinstance(title, str) or not " ".join(title.split())):
         raise ApiError(400, "invalid_body", "a chat needs a 'title' with some text")
-    await chats.rename_chat(db, row["id"], " ".join(title.split())[:200])
+    if "pinned" in body and not isinstance(pinned, bool):
+        raise ApiError(400, "invalid_body", "'pinned' is true or false")
+    if isinstance(title, str):
+        await chats.rename_chat(db, row["id"], " ".join(title.split())[:200])
+    if isinstance(pinned, bool) and pinned != (row["pinned_at"] is not None):
+        await chats.pin_chat(db, row["id"], now() if pinned else None)
     return answer_payload(_summary(await chat_of(db, user_id, row["public_id"])))
 
 

@@ -43,7 +43,7 @@ from server.contract.errors import ApiError
 from server.runs.bus import LocalBus, Logged, RunBus
 from server.runs.live import LiveRun, RunMeta, ServerTrace
 from server.runs.unstored import end_unstored
-from server.store import runlog
+from server.store import messages, runlog
 from server.store.db import Database, now
 from server.store.faults import is_storage_failure
 from server.store.runlog import Frame
@@ -126,8 +126,20 @@ class RunRegistry:
         }
         if _timed(run, event):
             update["elapsed_ms"] = run.elapsed_ms()
+        if update["done"]:
+            update |= await self._answer_stamp(run)
         event = event.model_copy(update=update)
         return await self._log(run, seq, encode_event(event), event)
+
+    async def _answer_stamp(self, run: LiveRun) -> dict[str, str]:
+        """The answer's stored time and model, for its terminal event (none if unreadable:
+        the ending matters more than its stamp)."""
+        try:
+            return await messages.answer_stamp(self.db, run.meta.message_id)
+        except Exception as error:
+            if not is_storage_failure(error):
+                raise
+            return {}
 
     async def append(self, run: LiveRun, seq: int | None, data: str) -> Frame | None:
         """Log one frame's data as given (a test scenario's, any JSON) and wake readers."""

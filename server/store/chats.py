@@ -23,16 +23,18 @@ async def chats_with_name(db: Database, user_id: str, name: str) -> list[Row]:
 
 
 async def newest_chats(db: Database, user_id: str) -> list[Row]:
-    """The user's chats, most recently updated first."""
+    """The user's chats, the pinned ones first, each part most recently updated first."""
     return await db.all(
-        "SELECT * FROM chats WHERE user_id = ? ORDER BY updated_at DESC, rowid DESC", (user_id,)
+        "SELECT * FROM chats WHERE user_id = ?"
+        " ORDER BY (pinned_at IS NULL), updated_at DESC, rowid DESC",
+        (user_id,),
     )
 
 
 async def chats_containing(db: Database, user_id: str, words: str) -> list[Row]:
     """The user's chats whose title or messages contain ``words`` (case-blind on both engines:
     PostgreSQL's LIKE minds case, SQLite's does not), most recently updated first."""
-    pattern = "%" + words.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    pattern = like_pattern(words)
     return await db.all(
         "SELECT * FROM chats c WHERE c.user_id = ? AND (lower(c.title) LIKE lower(?) ESCAPE '\\'"
         " OR EXISTS (SELECT 1 FROM messages m WHERE m.chat_id = c.id"
@@ -48,6 +50,27 @@ async def add_chat(db: Database, row: dict[str, SqlValue]) -> None:
 
 async def rename_chat(db: Database, key: str, title: str) -> None:
     await db.execute("UPDATE chats SET title = ? WHERE id = ?", (title, key))
+
+
+async def pin_chat(db: Database, key: str, stamp: float | None) -> None:
+    """Pin the chat (at ``stamp``) or, with ``None``, unpin it."""
+    await db.execute("UPDATE chats SET pinned_at = ? WHERE id = ?", (stamp, key))
+
+
+async def first_match(db: Database, key: str, words: str) -> str | None:
+    """The text of the chat's first message containing ``words`` (as :func:`chats_containing`
+    matches them), if any."""
+    row = await db.one(
+        "SELECT content FROM messages WHERE chat_id = ? AND lower(content) LIKE lower(?)"
+        " ESCAPE '\\' ORDER BY rowid LIMIT 1",
+        (key, like_pattern(words)),
+    )
+    return None if row is None else str(row["content"])
+
+
+def like_pattern(words: str) -> str:
+    """``words`` as a LIKE pattern matching them anywhere, literally."""
+    return "%" + words.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
 async def name_chat_if_unnamed(db: Database, key: str, title: str, unnamed: str) -> None:

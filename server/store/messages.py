@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 
-from server.store.db import Database, Row, SqlValue
+from server.store.db import Database, Row, SqlValue, iso
 from server.store.runlog import RUN_KEY_SQL
 
 
@@ -97,3 +97,13 @@ async def delete_turn_rows(
 async def save_steps(db: Database, answer_id: str, steps: list[dict[str, object]]) -> None:
     """The records of the model calls an answer made so far."""
     await db.execute("UPDATE messages SET steps = ? WHERE id = ?", (json.dumps(steps), answer_id))
+
+
+async def answer_stamp(db: Database, answer_id: str) -> dict[str, str]:
+    """What a terminal event says of its answer, as the chat read will: its stored time
+    (``created_at``) and model (``model_id``); empty if the answer is not stored."""
+    row = await db.one("SELECT created_at, model_id FROM messages WHERE id = ?", (answer_id,))
+    if row is None:
+        return {}
+    stamp = {"created_at": iso(row["created_at"])}
+    return stamp | ({"model_id": str(row["model_id"])} if row["model_id"] else {})
