@@ -88,6 +88,7 @@ class ImportedMessage(_Strict):
     reason: Annotated[str, Field(max_length=MAX_ID)] | None = None
     error_message: Words | None = None
     stop_reason: StopReason | None = None
+    model_id: Annotated[str, Field(max_length=MAX_ID)] | None = None
     attachments: list[ImportedAttachment] = Field(default_factory=list, max_length=100)
 
 

@@ -66,6 +66,7 @@ def import_rows(user_id: str, chat: ImportedChat, parts: list[tuple[Part, ...]])
                 "attempt": message.attempt,
                 "status": run["status"],
                 "stop_reason": message.stop_reason,
+                "model_id": message.model_id,
                 "parts": json.dumps(parts_to_json(its_parts)),
             }
         rows.messages.append(row)
