@@ -30,6 +30,6 @@ def test_the_pages_csp_allows_exactly_the_sandbox_bootstrap() -> None:
 
 def test_the_sandbox_srcdoc_refuses_every_connection() -> None:
     source = HOST.read_text(encoding="utf-8")
-    assert '"connect-src \'none\'"' in source
+    assert "\"connect-src 'none'\"" in source
     assert 'setAttribute("sandbox", "allow-scripts")' in source
     assert "allow-same-origin" not in source

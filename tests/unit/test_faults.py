@@ -32,9 +32,7 @@ def _caused_by(cause: BaseException) -> BaseException:
         pytest.param(pg.ConnectionDoesNotExistError("closed"), True, id="postgres-gone"),
         pytest.param(pg.AdminShutdownError("shutting down"), True, id="postgres-shutdown"),
         pytest.param(pg.ReadOnlySQLTransactionError("read only"), True, id="postgres-read-only"),
-        pytest.param(
-            _caused_by(sqlite3.OperationalError("disk I/O error")), True, id="as-a-cause"
-        ),
+        pytest.param(_caused_by(sqlite3.OperationalError("disk I/O error")), True, id="as-a-cause"),
         pytest.param(sqlite3.IntegrityError("UNIQUE constraint failed"), False, id="conflict"),
         pytest.param(pg.UniqueViolationError("duplicate key"), False, id="postgres-conflict"),
         pytest.param(ValueError("a bug"), False, id="a-bug"),

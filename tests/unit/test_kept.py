@@ -77,9 +77,7 @@ def kept_api(fake: FakeTransport) -> tuple[KeptApi, Unreachable, MemoryShelf, li
     return KeptApi(server, shelf, reached.append), server, shelf, reached  # type: ignore[arg-type]
 
 
-async def test_reads_are_kept_as_answered_and_given_back_when_the_server_is_out_of_reach() -> (
-    None
-):
+async def test_reads_are_kept_as_answered_and_given_back_when_the_server_is_out_of_reach() -> None:
     fake = FakeTransport()
     fake.chats["c1"] = chat_with_answer("c1")
     api, server, shelf, reached = kept_api(fake)
@@ -182,4 +180,3 @@ def test_the_offline_notice_says_what_works_and_what_waits() -> None:
     assert "data-offline" in notice
     assert "Offline" in notice
     assert "wait" in notice
-
