@@ -38,7 +38,7 @@ class Drawer:
         js_sidebar.setAttribute("aria-modal", "true")
         for js_element in js.document.querySelectorAll(OUTSIDE):
             js_element.inert = True
-        query("input[name=chat-search]").focus()
+        query("input[name=chat-search]").focus()  # NOTE: the CSS shows the drawer at once
 
     def close(self) -> None:
         if not self.is_open:
@@ -82,7 +82,7 @@ def _visible_focusables(js_root: JsValue) -> list[JsValue]:
     closed ``<details>`` (except its summary) nor an ``inert`` subtree."""
     found = []
     for js_element in js_root.querySelectorAll(FOCUSABLE):
-        if bool(js_element.disabled) or int(js_element.getClientRects().length) == 0:
+        if bool(js_element.matches(":disabled")) or int(js_element.getClientRects().length) == 0:
             continue
         if present(js_element.closest("[inert]")):
             continue
