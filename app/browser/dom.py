@@ -233,8 +233,6 @@ class BrowserDom:
             query(f"[data-action={name}]").setAttribute("aria-pressed", str(pressed).lower())
         words = options_on_words(thinking=options.thinking, tools=options.tools)
         query("[data-options-on]").textContent = words
-        label = f"Options ({words} on)" if words else "Options"
-        query("[data-action=composer-options]").setAttribute("aria-label", label)
         query("select[name=reasoningEffort]").value = options.effort
 
     def announce(self, text: str) -> None:
