@@ -6,7 +6,9 @@ demo model one question with thinking and tools on (so the answer has a thought,
 an image, a table, highlighted code and typeset math), and writes
 ``docs/screenshot-{desktop,mobile}-{light,dark}.png``; then, at phone size, the app as its
 service worker serves it with the network off: a chat read from the device, a prompt waiting
-for the connection (``docs/screenshot-offline.png``); and, at desktop size, the model's
+for the connection (``docs/screenshot-offline.png``); the phone's top bar with a long
+title, the context ring and the compaction callout (``docs/screenshot-phone-header-*.png``);
+and, at desktop size, the model's
 ``python`` call run in the page (``docs/screenshot-python.png``).
 """
 
@@ -102,6 +104,33 @@ def shoot(page: Page, url: str, mobile: bool, path: Path) -> None:
     print(f"screenshots: wrote {path.relative_to(ROOT)}", flush=True)
 
 
+LONG_TITLE = "Planning a slow trip along the rivers of the Pantanal and the coast of Brazil"
+
+
+def shoot_phone_header(page: Page, url: str, path: Path) -> None:
+    """The phone's top bar with a long title, the context ring and the compaction callout:
+    three demo answers fill three quarters of the demo's 900-token window."""
+    page.goto(url)
+    page.wait_for_selector("html[data-ready]", state="attached", timeout=BOOT_MS)
+    for answered, prompt in enumerate(
+        (LONG_TITLE, "Which months are dry?", "And where should we stay?"), start=1
+    ):
+        page.locator("textarea[name=prompt]").fill(prompt)
+        page.locator("[data-action=send]").click()
+        page.wait_for_function(
+            "n => document.querySelectorAll("
+            "'[data-role=assistant][data-status=completed]').length >= n",
+            arg=answered,
+            timeout=120_000,
+        )
+    page.locator("[data-callout=compaction]").wait_for()
+    page.locator("[data-action=jump-to-latest]").evaluate("b => { b.hidden = true; }")
+    page.mouse.move(0, 0)
+    page.wait_for_timeout(400)
+    page.screenshot(path=str(path))
+    print(f"screenshots: wrote {path.relative_to(ROOT)}", flush=True)
+
+
 OFFLINE_PROMPT = "What is the source of the Douro?"
 
 
@@ -165,6 +194,11 @@ def main() -> None:
                         path = DOCS / f"screenshot-{size}-{scheme}.png"
                         shoot(context.new_page(), url, size == "mobile", path)
                         context.close()
+                for scheme in ("light", "dark"):
+                    context = browser.new_context(**SIZES["mobile"], color_scheme=scheme)
+                    path = DOCS / f"screenshot-phone-header-{scheme}.png"
+                    shoot_phone_header(context.new_page(), url, path)
+                    context.close()
                 context = browser.new_context(**SIZES["mobile"], color_scheme="light")
                 shoot_offline(context.new_page(), url, DOCS / "screenshot-offline.png")
                 context.close()

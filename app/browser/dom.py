@@ -17,6 +17,7 @@ from pyodide.ffi import create_once_callable, create_proxy
 from app.browser.edge import JsValue, Listeners, js_object, present, query
 from app.browser.enhance import Enhancer
 from app.state.state import ComposerOptions
+from app.ui.composer_hint import hint_words, options_on_words
 from app.ui.render import EMPTY_STATE_HTML
 from app.ui.view import Controls, MessagePatch
 
@@ -212,6 +213,7 @@ class BrowserDom:
         stop_had_focus = js_stop.isSameNode(js.document.activeElement)
         js_send.disabled = not controls.can_send
         js_stop.disabled = not controls.can_stop
+        query("#composer-hint").textContent = hint_words(answering=controls.can_stop)
         if stop_had_focus and not controls.can_stop:
             query("textarea[name=prompt]").focus()  # NOTE: never let focus fall to <body>
 
@@ -229,6 +231,8 @@ class BrowserDom:
     def set_options(self, options: ComposerOptions) -> None:
         for name, pressed in (("thinking", options.thinking), ("tools", options.tools)):
             query(f"[data-action={name}]").setAttribute("aria-pressed", str(pressed).lower())
+        words = options_on_words(thinking=options.thinking, tools=options.tools)
+        query("[data-options-on]").textContent = words
         query("select[name=reasoningEffort]").value = options.effort
 
     def announce(self, text: str) -> None:

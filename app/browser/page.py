@@ -16,6 +16,7 @@ from app.browser import device, tool_decisions
 from app.browser.chat_files import IMPORT_INPUT, ChatFiles
 from app.browser.code_runner import CodeRunner
 from app.browser.dom import BrowserDom
+from app.browser.drawer import Drawer
 from app.browser.edge import (
     JsValue,
     Listeners,
@@ -26,6 +27,7 @@ from app.browser.edge import (
     text_or_none,
 )
 from app.browser.sign_in import sign_in_form
+from app.browser.title_field import save_title_on_blur
 from app.run.transport import ChatApi
 from app.state.actions import FileAdded, FileChanged, FileRemoved, OptionsChanged
 from app.state.history import ChatView
@@ -36,6 +38,7 @@ from app.state.state import (
     options_to_keep,
     refusal,
 )
+from app.ui.composer_hint import WAIT_WORDS
 from app.ui.controller import Composer, Controller, key_intent, shortcut_for
 from app.ui.partial_copy import COPIED_PARTIAL_WORDS, COPY_PARTIAL_WORDS
 from app.wire.api import ModelInfo, SessionInfo, UploadLimits
@@ -299,6 +302,7 @@ class Page:
         self._code = code or CodeRunner()
         self._chat_files = chat_files
         self._search_timer: int | None = None
+        self._drawer = Drawer()
 
     def bind(self) -> None:
         on = self._listeners.on
@@ -320,6 +324,8 @@ class Page:
         for selector in ("[data-action=thinking]", "[data-action=tools]"):
             on(query(selector), "click", self._on_toggle)
         on(query("select[name=reasoningEffort]"), "change", self._on_effort)
+        on(js.document, "focusout", lambda event: save_title_on_blur(event, self._controller))
+        self._drawer.bind(self._listeners)
 
     def teardown(self) -> None:
         self._listeners.teardown()
@@ -346,6 +352,9 @@ class Page:
     # --- sending ---------------------------------------------------------------------------------
 
     def _submit(self) -> None:
+        if self._controller.generating:
+            self._dom.announce(WAIT_WORDS)  # NOTE: the hint says it too (app/ui/composer_hint.py)
+            return
         composer = self._controller.composer
         if composer.uploading:
             self._dom.announce("Wait until the files have uploaded")
@@ -423,9 +432,10 @@ class Page:
         if bool(query("#shortcuts").open):
             return  # NOTE: the dialog closes itself
         js_search = query("input[name=chat-search]")
-        if js_event.target == js_search:
+        if js_event.target == js_search and (str(js_search.value) or not self._drawer.is_open):
             # NOTE: Escape in the search box ends the search (the browser clears the box
-            # without an input event) and never stops an answer
+            # without an input event) and never stops an answer; in the drawer, an empty
+            # search box's Escape closes the drawer
             js_search.value = ""
             self._on_search(js_event)
             return
@@ -435,8 +445,8 @@ class Page:
         if self._close_options():
             query("[data-action=composer-options]").focus()
             return
-        if self._drawer_open():
-            self._close_drawer()
+        if self._drawer.is_open:
+            self._drawer.close()
             return
         if key_intent("Escape", shift=False) == "stop":
             self._act("stop", None)
@@ -465,7 +475,7 @@ class Page:
         chat_id = text_or_none(js_target.getAttribute("data-chat-id"))
         if chat_id is not None and present(js_target.closest("#chat-list")):
             self._controller.select_chat(chat_id)
-            self._close_drawer()
+            self._drawer.close()
             return
         action = str(js_target.getAttribute("data-action") or "")
         if is_page_action(action):
@@ -543,8 +553,8 @@ class Page:
             "suggest": Act(lambda target, _m: self._suggest(target)),
             "jump-to-latest": Act(lambda _t, _m: self._dom.follow(), PROMPT),
             "remove-attachment": Act(lambda target, _m: self._remove_file(target), PROMPT),
-            "open-drawer": Act(lambda _t, _m: self._open_drawer()),
-            "close-drawer": Act(lambda _t, _m: self._close_drawer()),
+            "open-drawer": Act(lambda _t, _m: self._drawer.open()),
+            "close-drawer": Act(lambda _t, _m: self._drawer.close()),
             "composer-options": Act(lambda target, _m: self._toggle_options(target)),
             "shortcuts": Act(lambda _t, _m: query("#shortcuts").showModal()),
             "export-chat": Act(self._export),
@@ -591,7 +601,7 @@ class Page:
 
     def _new_chat(self) -> None:
         self._controller.click("new-chat")
-        self._close_drawer()
+        self._drawer.close()
 
     def _suggest(self, js_target: JsValue) -> None:
         prompt = str(js_target.getAttribute("data-prompt") or "")
@@ -617,8 +627,9 @@ class Page:
         name = str(js_form.getAttribute("name") or "")
         if name == "rename-chat":
             js_event.preventDefault()
-            self._controller.save_title(str(js_form.querySelector("input").value))
-            request_frame(lambda: _focus_field("[data-action=rename-chat], textarea[name=prompt]"))
+            saved = self._controller.save_title(str(js_form.querySelector("input").value))
+            after = TITLE_OR_PROMPT if saved else "input[name=chat-title]"
+            request_frame(lambda: _focus_field(after))
         elif name == "edit-prompt":
             js_event.preventDefault()
             self._save_edit(js_form)
@@ -642,23 +653,6 @@ class Page:
             return
         callback = create_once_callable(lambda: self._controller.search(query_text))
         self._search_timer = int(js.setTimeout(callback, SEARCH_DELAY_MS))
-
-    def _drawer_open(self) -> bool:
-        return bool(query("#app").classList.contains("drawer-open"))
-
-    def _open_drawer(self) -> None:
-        query("#app").classList.add("drawer-open")
-        query("[data-action=open-drawer]").setAttribute("aria-expanded", "true")
-        query("input[name=chat-search]").focus()
-
-    def _close_drawer(self) -> None:
-        if not self._drawer_open():
-            return
-        query("#app").classList.remove("drawer-open")
-        js_open = query("[data-action=open-drawer]")
-        js_open.setAttribute("aria-expanded", "false")
-        if bool(js.getComputedStyle(js_open).display != "none"):
-            js_open.focus()
 
     def _toggle_options(self, js_button: JsValue) -> None:
         expanded = str(js_button.getAttribute("aria-expanded")) == "true"

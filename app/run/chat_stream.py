@@ -48,6 +48,7 @@ from app.state.reducer import reduce
 from app.state.state import (
     SETTLED,
     ChatState,
+    Compacted,
     Editing,
     MessageState,
     NotEditing,
@@ -532,7 +533,10 @@ class ChatStream:
         except ChatError as error:
             self.report_error(error)
             return
-        self._store.dispatch(ContextMeasured(chat_id, context_of(result)))
+        chat = self.get_state().chats.get(chat_id)
+        turns = 0 if chat is None else sum(m.role == "user" for m in chat.visible())
+        done = Compacted(result.used_tokens_before, turns)
+        self._store.dispatch(ContextMeasured(chat_id, replace(context_of(result), compacted=done)))
 
     def _stop_run(self, run_id: str) -> Task:
         self._store.dispatch(StopRequested(run_id, self._env.clock()))

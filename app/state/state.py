@@ -114,6 +114,17 @@ class ContextInfo:
     ratio: float
     severity: Severity
     compaction_recommended: bool
+    # NOTE: set only by a compaction's answer (app/ui/context_ring.py says it in words); the
+    # next ``context_info`` replaces it
+    compacted: Compacted | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Compacted:
+    """What a compaction did: the tokens sent before it, and the turns it summarised."""
+
+    used_before: int
+    turns: int
 
 
 def context_of(usage: ContextUsage | ContextInfoEvent) -> ContextInfo:
@@ -438,7 +449,9 @@ class NotEditing:
 
 @dataclass(frozen=True, slots=True)
 class EditingTitle:
-    """The active chat's title is a field."""
+    """The active chat's title is a field (``refused``: an empty title was refused, in words)."""
+
+    refused: bool = False
 
 
 @dataclass(frozen=True, slots=True)

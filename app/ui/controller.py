@@ -106,11 +106,22 @@ class Controller:
         """Show a chat from the list."""
         self._stream.select_chat(chat_id)
 
-    def save_title(self, title: str) -> None:
-        """The renamed title of the active chat (blank or unchanged: nothing is asked)."""
-        chat_id = self._stream.get_state().active_chat_id
-        if chat_id is not None:
-            self._stream.rename_chat(chat_id, title)
+    def save_title(self, title: str) -> bool:
+        """The renamed title of the active chat (unchanged: nothing is asked); a blank one is
+        refused in words and the field stays open. ``False`` when it was refused."""
+        state = self._stream.get_state()
+        if not isinstance(state.editing, EditingTitle) or state.active_chat_id is None:
+            return True  # NOTE: a blur after Escape or Cancel ended the rename
+        if not title.strip():
+            self._stream.set_editing(EditingTitle(refused=True))
+            return False
+        self._stream.rename_chat(state.active_chat_id, title)
+        return True
+
+    @property
+    def generating(self) -> bool:
+        """The chat on screen is answering (Enter then sends nothing: the hint says so)."""
+        return self._stream.get_state().is_generating
 
     def save_edit(self, message_id: str, prompt: str) -> bool:
         """Send an edited prompt as a new branch; ``True`` when it was taken."""

@@ -18,7 +18,6 @@ from app.state.outbox import QueuedPrompt, waiting_in
 from app.state.state import (
     ComposerFile,
     ConfirmingDelete,
-    ContextInfo,
     EditingTitle,
     ErrorInfo,
     MessageState,
@@ -35,6 +34,8 @@ from app.ui.chat_menu import (
     snippet_html,
     title_html,
 )
+from app.ui.chat_title import hidden_title_html, rename_form_html
+from app.ui.context_ring import context_html as context_html
 from app.ui.error_words import SERVER_FAULT_WORDS, is_server_fault
 from app.ui.export_menu import export_menu_html
 from app.ui.image import image_html
@@ -277,15 +278,9 @@ def chat_head_html(state: State) -> str:
     if chat is None or chat.chat_id not in state.chat_order:
         return f'<h1 class="chat-title">{escape(title)}</h1>'
     if isinstance(state.editing, EditingTitle):
-        return (
-            '<form class="rename-form" name="rename-chat">'
-            '<input name="chat-title" maxlength="200" aria-label="Chat title"'
-            f"{attr('value', title)}>"
-            '<button type="submit" data-action="save-title">Save</button>'
-            '<button type="button" data-action="cancel-title">Cancel</button></form>'
-        )
+        return hidden_title_html(title) + rename_form_html(title, refused=state.editing.refused)
     if isinstance(state.editing, ConfirmingDelete):
-        return (
+        return hidden_title_html(title) + (
             f'<p class="confirm" role="alert">Delete “{escape(title)}” and all its messages?</p>'
             '<button type="button" class="danger" data-action="confirm-delete">Delete</button>'
             '<button type="button" data-action="cancel-delete">Keep</button>'
@@ -340,26 +335,6 @@ def _chat_group(label: str, chat_ids: tuple[str, ...] | list[str], state: State)
     return (
         f'<section class="chat-group"><h2 class="chat-group-label">{escape(label)}</h2>'
         f"<ul>{''.join(items)}</ul></section>"
-    )
-
-
-def context_html(info: ContextInfo | None) -> str:
-    """The context ring (and the compaction callout when recommended)."""
-    if info is None:
-        return ""
-    ratio = min(max(info.ratio, 0.0), 1.0)
-    label = f"{info.used_tokens:,} of {info.max_tokens:,} tokens ({ratio:.0%})"
-    ring = (
-        f'<div class="context-ring"{attr("data-context-ring", "")}'
-        f"{attr('data-ratio', f'{ratio:.4f}')}"
-        f"{attr('data-severity', info.severity)}{attr('title', label)}{attr('aria-label', label)}"
-        f' role="img" style="--ratio:{ratio:.4f}"><span>{ratio:.0%}</span></div>'
-    )
-    if not info.compaction_recommended:
-        return ring
-    return ring + (
-        '<div class="callout" data-callout="compaction">Context almost full. '
-        '<button type="button" data-action="compact">Compact</button></div>'
     )
 
 
@@ -502,8 +477,8 @@ def _composer_chip(item: ComposerFile) -> str:
     name = escape(item.name)
     preview = (
         f'<img class="chip-preview"{attr("src", item.preview_url)} alt="">'
-        if item.preview_url and is_safe_preview(item.preview_url)
-        else icon("file")
+        if item.preview_url and is_safe_preview(item.preview_url) and item.error is None
+        else icon("file")  # NOTE: a refused file's bytes may be no image: never a broken one
     )
     if item.error is not None:
         state, note = "error", f'<span class="chip-error">{escape(item.error)}</span>'

@@ -21,6 +21,7 @@ from app.state.state import (
     RunState,
     State,
 )
+from app.ui.context_ring import compaction_note_html
 from app.ui.markdown import close_open_markup, render_markdown, split_blocks, with_cursor
 from app.ui.render import (
     AttachmentSrc,
@@ -53,6 +54,7 @@ SLOTS = (
     "#toasts",
     "#attachment-list",
     "#queued-slot",
+    "#note-slot",
 )
 
 
@@ -250,6 +252,7 @@ class View:
         self._set_slot("#banner-slot", banner_html(state))
         self._set_slot("#queued-slot", queued_html(state))
         self._set_slot("#context-slot", context_html(state.context_info))
+        self._set_slot("#note-slot", compaction_note_html(state.context_info))
         self._set_slot("#toasts", toast_html(state))
         self._set_slot("#attachment-list", composer_files_html(state.composer.files))
         self._render_messages(state, chat)

@@ -384,7 +384,7 @@ def test_confirm_delete_deletes_the_active_chat_only_when_there_is_one() -> None
 
 
 def test_save_title_and_edit_and_search_reach_the_store() -> None:
-    h = harness(answer_state())
+    h = harness(replace(answer_state(), editing=EditingTitle()))
 
     h.controller.save_title("Trip")
     taken = h.controller.save_edit("u1", "better words")
@@ -396,6 +396,22 @@ def test_save_title_and_edit_and_search_reach_the_store() -> None:
         ("edit", ("u1", "better words"), {}),
         ("search", ("rio",), {}),
     ]
+
+
+def test_a_blank_title_is_refused_in_words_and_the_field_stays() -> None:
+    h = harness(replace(answer_state(), editing=EditingTitle()))
+
+    assert h.controller.save_title("   ") is False
+
+    assert h.stream.calls == [("set_editing", (EditingTitle(refused=True),), {})]
+
+
+def test_a_title_saved_after_the_rename_ended_asks_nothing() -> None:
+    h = harness(answer_state())  # NOTE: a blur after Escape or Cancel
+
+    assert h.controller.save_title("Trip") is True
+
+    assert h.stream.calls == []
 
 
 def _branches() -> State:

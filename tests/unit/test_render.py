@@ -754,7 +754,23 @@ def test_a_chat_not_on_the_server_yet_cannot_be_renamed_or_deleted() -> None:
 def test_renaming_shows_the_title_in_a_field() -> None:
     root = parse_html(chat_head_html(replace(SAVED, editing=EditingTitle())))
     assert root.one("name", "chat-title", tag="input").get("value") == "Trip plans"
-    assert root.find_all(tag="h1") == []
+    # NOTE: the page keeps its one heading (axe page-has-heading-one), hidden from sight
+    assert [h.get("class") for h in root.find_all(tag="h1")] == ["chat-title visually-hidden"]
+    assert root.find_all("data-refusal", "chat-title") == []
+
+
+def test_an_empty_title_is_refused_in_words_beside_the_field() -> None:
+    root = parse_html(chat_head_html(replace(SAVED, editing=EditingTitle(refused=True))))
+    field = root.one("name", "chat-title", tag="input")
+    refusal = root.one("data-refusal", "chat-title")
+    assert field.get("aria-invalid") == "true"
+    assert field.get("aria-describedby") == refusal.get("id")
+    assert "Trip plans" in refusal.text and "title" in refusal.text
+
+
+def test_confirming_a_delete_keeps_the_heading() -> None:
+    root = parse_html(chat_head_html(replace(SAVED, editing=ConfirmingDelete())))
+    assert len(root.find_all(tag="h1")) == 1
 
 
 def test_deleting_asks_first() -> None:
