@@ -58,6 +58,8 @@ class Drawer:
         """Tab and Shift+Tab stay in the drawer, on what a user can see there."""
         if str(js_event.key) != "Tab" or not self.is_open:
             return
+        if present(js.document.querySelector("dialog:modal")):
+            return  # NOTE: a dialog opened from the drawer (Rename, Delete) traps Tab itself
         stops = _visible_focusables(query("#sidebar"))
         if not stops:
             js_event.preventDefault()

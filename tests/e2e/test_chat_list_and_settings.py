@@ -178,6 +178,36 @@ def test_rename_from_the_menu_is_kept_and_an_empty_title_is_refused_in_words(
     expect(_entry(riacho, chat).locator(".chat-item-title")).to_have_text("Amazon & <Nile>")
 
 
+def test_on_a_phone_rename_from_the_drawers_menu_keeps_tab_in_its_dialog(riacho: Page) -> None:
+    """The drawer traps Tab while it is open; a dialog opened from it must keep Tab to itself
+    (the drawer's trap once pulled focus back to the inert list behind the dialog)."""
+    chat = _new_chat_with(riacho, "Rivers of the phone")
+    riacho.set_viewport_size({"width": 390, "height": 800})
+    riacho.locator("[data-action=open-drawer]").click()
+    expect(riacho.locator("#sidebar")).to_have_attribute("aria-modal", "true")
+    _menu_button(riacho, chat).click()
+    riacho.locator("#chat-menu [data-action=chat-rename]").click()
+    dialog = riacho.locator("#chat-rename-dialog")
+    expect(dialog).to_be_visible()
+    seen = set()
+    for key in ("Tab", "Tab", "Shift+Tab", "Shift+Tab"):
+        riacho.keyboard.press(key)
+        where = riacho.evaluate(_WHERE)
+        # NOTE: past the dialog's last stop Chromium moves to its own UI (the body is active)
+        assert where["inDialog"] or where["isBody"], f"after {key} focus went to {where}"
+        seen.add(where["html"])
+    assert len(seen) >= 2, f"Tab did not move inside the dialog: {seen}"
+    dialog.locator("input[name=chat-new-title]").fill("Renamed on a phone")
+    with riacho.expect_response(lambda r: r.request.method == "PATCH" and chat in r.url):
+        dialog.locator("input[name=chat-new-title]").press("Enter")
+    expect(_entry(riacho, chat).locator(".chat-item-title")).to_have_text("Renamed on a phone")
+
+
+_WHERE = """() => { const el = document.activeElement;
+  return { inDialog: !!el.closest('#chat-rename-dialog'), isBody: el === document.body,
+           html: el.outerHTML.slice(0, 80) }; }"""
+
+
 def test_delete_from_the_menu_asks_in_the_page_and_waits_for_the_server(riacho: Page) -> None:
     keep = _new_chat_with(riacho, "Keep me")
     doomed = _new_chat_with(riacho, "Delete me")
