@@ -33,14 +33,21 @@ def _api(page: Page, path: str) -> str:
 
 
 def _chat_id(page: Page) -> str:
-    return str(page.locator("#chat-list [aria-current=true]").get_attribute("data-chat-id"))
+    """The open chat's id, as the page keeps it in the URL."""
+    return str(page.evaluate("() => location.hash.slice(1)"))
 
 
 def _new_chat_with(page: Page, prompt: str) -> str:
+    """A new chat with one answer; its id is the one the page keeps in the URL (the list's
+    current entry may still be the chat before until the list is read again)."""
+    before = _chat_id(page)
     page.locator("[data-action=new-chat]").click()
     _answer(page, prompt)
-    expect(page.locator("#chat-list [aria-current=true]")).to_have_count(1)
-    return _chat_id(page)
+    chat_id = _chat_id(page)
+    assert chat_id.startswith("chat_") and chat_id != before, (before, chat_id)
+    current = page.locator(f'#chat-list [aria-current=true][data-chat-id="{chat_id}"]')
+    expect(current).to_have_count(1)
+    return chat_id
 
 
 def _entry(page: Page, chat_id: str) -> Locator:
